@@ -1,0 +1,22 @@
+import { PGlite } from '@electric-sql/pglite';
+
+let t = Date.now();
+const db = new PGlite();
+await db.waitReady;
+console.log('mem init', Date.now() - t);
+t = Date.now();
+await db.exec('create table a(x int)');
+const dump = await db.dumpDataDir('none');
+console.log('dump', Date.now() - t, dump.size);
+t = Date.now();
+const db2 = new PGlite({ loadDataDir: dump });
+await db2.waitReady;
+console.log('load', Date.now() - t);
+console.log((await db2.query('select count(*) from a')).rows);
+t = Date.now();
+const db3 = new PGlite();
+await db3.waitReady;
+console.log('mem init2', Date.now() - t);
+t = Date.now();
+for (let i = 0; i < 1000; i++) await db3.query('select $1::int', [i]);
+console.log('1000 q', Date.now() - t);

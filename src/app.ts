@@ -1,0 +1,139 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { App, AppContext } from './context.js';
+import { installCors } from './platform/cors.js';
+import {
+  clientErrorHandler,
+  frameworkErrorHandler,
+  installErrorHandling,
+  refuseConnectMethod,
+} from './platform/error-handler.js';
+import { AppError } from './platform/errors.js';
+import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
+import { installRateLimits } from './platform/rate-limit.js';
+import { requestIdFor } from './platform/request-id.js';
+import { registerCatalogRoute } from './public/catalog.js';
+import { errorsPage, registerDocsRoutes, termsPage } from './public/docs.js';
+import { registerHealthRoute } from './public/health.js';
+import { registerHomeRoutes } from './public/home.js';
+import { registerOpenApiRoute } from './public/openapi.js';
+import { registerTermsRoute } from './public/terms-route.js';
+
+export interface BuildOptions {
+  /** A pino logger instance or options; defaults to the configured level on stdout. */
+  logger?: FastifyServerOptions['loggerInstance'];
+}
+
+/** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<App> {
+  const { config } = ctx;
+  const app = Fastify({
+    ...(options.logger
+      ? { loggerInstance: options.logger }
+      : {
+          logger: {
+            level: config.logLevel,
+            redact: [
+              'req.headers.authorization',
+              'req.headers["payment-signature"]',
+              'req.headers["x-wallet-signature"]',
+            ],
+          },
+        }),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    clientErrorHandler: clientErrorHandler(config.baseUrl),
+    frameworkErrors: frameworkErrorHandler(config.baseUrl),
+    // Fastify's own 503 while closing has a foreign body; the onRequest hook below answers instead.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: 512 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app, config.baseUrl, config.bodyLimitBytes);
+  refuseConnectMethod(app.server, config.baseUrl);
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // Node's close() waits for open connections; a keep-alive one that finishes a request after
+  // close began would otherwise hold the process open until the shutdown timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      throw new AppError('paused', {
+        message: 'The server is shutting down; retry shortly',
+        headers: { connection: 'close', 'retry-after': '1' },
+      });
+    }
+    if (ctx.pause.paused && request.url.split('?')[0] !== '/api/health') {
+      throw new AppError('paused', { headers: { 'retry-after': '30' } });
+    }
+  });
+
+  await installCors(app);
+  await installRateLimits(app, ctx.redis);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'repo402',
+        version: '0.0.1',
+        description:
+          'Sells private git repositories as versioned zip artifacts, paid per listing in USDC over HTTP 402 (x402 v2).',
+      },
+      servers: [{ url: config.baseUrl }],
+      tags: [
+        { name: 'public', description: 'Free and unauthenticated, or paid' },
+        { name: 'auth', description: 'Challenges and key rotation' },
+        { name: 'creator', description: 'Bearer API key' },
+        { name: 'internal', description: 'Webhooks and cron, not for callers' },
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
+          walletSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Wallet-Signature',
+            description: 'base64 of {"address","nonce","signature"} over a wallet_ownership challenge',
+          },
+          paymentSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'PAYMENT-SIGNATURE',
+            description: 'base64 x402 v2 payment payload',
+          },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: (doc) =>
+      pruneUnreferencedSchemas(jsonSchemaTransformObject(doc) as OpenAPIV3_1.Document),
+  });
+
+  registerHomeRoutes(app, ctx);
+  registerHealthRoute(app, ctx);
+  registerTermsRoute(app, ctx);
+  registerCatalogRoute(app, ctx);
+  registerDocsRoutes(app, ctx, [errorsPage, termsPage]);
+  registerOpenApiRoute(app);
+
+  return app;
+}

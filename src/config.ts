@@ -1,0 +1,138 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one configuration, read from the environment once at start-up. A bad value stops start-up
+ * with a message naming the variable, so a typo never silently becomes a default.
+ */
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z.stringbool({ truthy: ['true', '1', 'yes', 'on'], falsy: ['false', '0', 'no', 'off'] });
+
+/** `<max>/<seconds>`: at most `max` requests per fixed window of `seconds`. */
+const rateLimit = z
+  .string()
+  .regex(/^[1-9][0-9]{0,8}\/[1-9][0-9]{0,6}$/, 'expected <max>/<seconds>, for example 300/60')
+  .transform((value) => {
+    const [max, windowSeconds] = value.split('/').map(Number) as [number, number];
+    return { max, windowSeconds };
+  });
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `expected a ${protocols.join(' or ')}// URL`,
+  );
+
+const EnvSchema = z.object({
+  PORT: port.default(8402),
+  HOST: z.string().min(1).default('localhost'),
+  SSH_PORT: port.default(2222),
+  DATA_DIR: z.string().min(1).default('./data'),
+  BASE_URL: url(['http:', 'https:']).optional(),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+  REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PAUSED: bool.default(false),
+  /** `true`, `false`, or a comma-separated list of proxy addresses or CIDRs to trust. */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value): boolean | string =>
+      value === 'true' || value === 'false' ? value === 'true' : value,
+    ),
+  BODY_LIMIT_BYTES: positiveInt.max(64 * 1024 * 1024).default(1024 * 1024),
+  APP_SECRET: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
+    .optional(),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }),
+  RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
+  RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
+  RATE_LIMIT_MCP: rateLimit.default({ max: 300, windowSeconds: 60 }),
+});
+
+export interface RateLimitRule {
+  max: number;
+  windowSeconds: number;
+}
+
+/** Route classes with their own fixed-window budget; `registration` is SPEC.md's 5 per hour per IP. */
+export type RateLimitClass = 'public' | 'auth' | 'creator' | 'mcp' | 'registration';
+
+export interface Config {
+  port: number;
+  host: string;
+  sshPort: number;
+  dataDir: string;
+  /** Without a trailing slash. */
+  baseUrl: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  logLevel: string;
+  paused: boolean;
+  trustProxy: boolean | string;
+  bodyLimitBytes: number;
+  /** Hex; when absent the runtime keeps a generated one in the data directory. */
+  appSecret?: string;
+  shutdownTimeoutMs: number;
+  rateLimits: Record<RateLimitClass, RateLimitRule>;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "not set", as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(
+    Object.keys(EnvSchema.shape)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0]);
+        return `${name}=${JSON.stringify(env[name])}: ${issue.message}`;
+      }),
+    );
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    sshPort: e.SSH_PORT,
+    dataDir: path.resolve(e.DATA_DIR),
+    baseUrl: (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    paused: e.PAUSED,
+    trustProxy: e.TRUST_PROXY,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    appSecret: e.APP_SECRET,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    rateLimits: {
+      public: e.RATE_LIMIT_PUBLIC,
+      auth: e.RATE_LIMIT_AUTH,
+      creator: e.RATE_LIMIT_CREATOR,
+      mcp: e.RATE_LIMIT_MCP,
+      registration: REGISTRATION_RATE_LIMIT,
+    },
+  };
+}

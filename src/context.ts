@@ -1,0 +1,31 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import type { Clock } from './platform/clock.js';
+import type { PauseSwitch } from './platform/pause.js';
+
+/** What the process opens once and every domain shares. Tests pass their own. */
+export interface AppDeps {
+  database: Database;
+  clock: Clock;
+  pause: PauseSwitch;
+  /** Present when REDIS_URL is set: shared rate-limit counters. */
+  redis?: Redis;
+  /** Key material for HMAC-signed tokens (quotes, download URLs). */
+  appSecret: Buffer;
+}
+
+export interface AppContext extends AppDeps {
+  config: Config;
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;

@@ -1,0 +1,169 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import lockfile from 'proper-lockfile';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+/** The query builder every store uses; the same on PGlite and PostgreSQL. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'pglite-memory'; loadDataDir?: Blob };
+
+export interface Database {
+  readonly driver: 'pglite' | 'postgres';
+  readonly db: Db;
+  /** Parameterless, possibly multi-statement SQL (schema set-up by libraries such as pg-boss). */
+  execScript(text: string): Promise<void>;
+  /** Parameterised single statement, for libraries that bring their own SQL. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /**
+   * Runs `fn` while holding a cluster-wide lock on `key`, so only one process does it at a time
+   * (migrations, sweeps). PGlite has one process by construction and only serialises.
+   */
+  withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /** True when the database answers `select 1` within the timeout. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class DatabaseBusyError extends Error {
+  constructor(dataDir: string) {
+    super(
+      `The embedded database in ${dataDir} is in use by another repo402 process. ` +
+        'Stop it, or run this command while it is running so the command goes through its control socket.',
+    );
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+export async function connectDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === 'postgres') return connectPostgres(target.url, target.poolSize ?? 10);
+  return connectPglite(target);
+}
+
+async function connectPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
+  let closed = false;
+  return {
+    driver: 'postgres',
+    db,
+    async execScript(text) {
+      await pool.query(text);
+    },
+    async query(text, params) {
+      const result = await pool.query(text, params as unknown[]);
+      return { rows: result.rows };
+    },
+    async withAdvisoryLock(key, fn) {
+      // Session-level locks belong to one connection: hold a dedicated client for lock and unlock.
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1)', [key]);
+        try {
+          return await fn();
+        } finally {
+          await client.query('select pg_advisory_unlock($1)', [key]);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    ping: (timeoutMs) => ping(() => pool.query('select 1'), timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+async function connectPglite(
+  target: Extract<DatabaseTarget, { kind: 'pglite' | 'pglite-memory' }>,
+): Promise<Database> {
+  let release: (() => Promise<void>) | undefined;
+  let client: PGlite;
+  if (target.kind === 'pglite') {
+    await mkdir(target.dataDir, { recursive: true });
+    // PGlite has no cross-process locking of its own; two processes on one data directory corrupt it.
+    release = await lockfile
+      .lock(target.dataDir, { lockfilePath: `${target.dataDir}.lock`, stale: 15_000, update: 5_000 })
+      .catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ELOCKED') throw new DatabaseBusyError(path.dirname(target.dataDir));
+        throw error;
+      });
+    client = new PGlite({ dataDir: target.dataDir });
+  } else {
+    client = new PGlite(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
+  }
+  try {
+    await client.waitReady;
+  } catch (error) {
+    await release?.();
+    throw error;
+  }
+  return fromPglite(client, release);
+}
+
+/** Wraps an open PGlite; `release` runs after it closes (the data-directory lock). */
+export function fromPglite(client: PGlite, release?: () => Promise<void>): Database {
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const lockQueues = new Map<number, Promise<void>>();
+  let closed = false;
+  return {
+    driver: 'pglite',
+    db,
+    async execScript(text) {
+      await client.exec(text);
+    },
+    async query<T>(text: string, params?: unknown[]) {
+      const result = await client.query<T>(text, params);
+      return { rows: result.rows };
+    },
+    withAdvisoryLock(key, fn) {
+      // One process owns PGlite, so an in-process queue per key gives the same guarantee.
+      const previous = lockQueues.get(key) ?? Promise.resolve();
+      const run = previous.then(fn, fn);
+      const settled = run.then(
+        () => {},
+        () => {},
+      );
+      lockQueues.set(key, settled);
+      void settled.then(() => {
+        if (lockQueues.get(key) === settled) lockQueues.delete(key);
+      });
+      return run;
+    },
+    ping: (timeoutMs) => (closed ? Promise.resolve(false) : ping(() => client.query('select 1'), timeoutMs)),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+      await release?.();
+    },
+  };
+}
+
+async function ping(select1: () => Promise<unknown>, timeoutMs = 1000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([select1().then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

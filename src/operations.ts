@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import type { AppContext } from './context.js';
+import { migrate } from './db/migrate.js';
+import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
+import type { Operation, Operations } from './platform/control.js';
+
+function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
+  return { args, run };
+}
+
+/** Every operator command, runnable through the control socket or in-process by the CLI. */
+export const operations = {
+  ping: operation(z.object({}), async () => 'pong'),
+  migrate: operation(z.object({}), async (ctx) => {
+    await migrate(ctx.database);
+    return 'ok';
+  }),
+  'invites.create': operation(
+    z.object({ count: z.number().int().min(1).max(MAX_INVITES_PER_CALL) }),
+    (ctx, { count }) => createInvites(ctx.database.db, count),
+  ),
+  'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
+    await ctx.pause.set(paused);
+    return { paused: ctx.pause.paused };
+  }),
+} satisfies Operations;
+
+export type OperationName = keyof typeof operations;

@@ -1,0 +1,116 @@
+import type { ComponentChildren } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+
+/**
+ * The shell of every server-rendered page. Preact escapes every interpolated value, so page code
+ * cannot inject markup by accident; the only raw HTML is markdown we render with raw HTML off.
+ */
+
+export interface PageOptions {
+  title: string;
+  description?: string;
+  /** Path of the page, for the canonical link. */
+  path: string;
+  baseUrl: string;
+  children: ComponentChildren;
+}
+
+export const STYLESHEET_PATH = '/static/site.css';
+
+export function renderPage({ title, description, path, baseUrl, children }: PageOptions): string {
+  const html = renderToString(
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{title === 'repo402' ? title : `${title} · repo402`}</title>
+        {description ? <meta name="description" content={description} /> : null}
+        <link rel="canonical" href={`${baseUrl}${path}`} />
+        <link rel="api-catalog" href="/.well-known/api-catalog" />
+        <link rel="stylesheet" href={STYLESHEET_PATH} />
+      </head>
+      <body>
+        <header class="site-header">
+          <div class="wrap">
+            <a class="brand" href="/">
+              repo<span>402</span>
+            </a>
+            <nav>
+              <a href="/docs">Docs</a>
+              <a href="/docs/errors">Errors</a>
+              <a href="/api/openapi.json">OpenAPI</a>
+              <a href="/.well-known/api-catalog">Catalog</a>
+            </nav>
+          </div>
+        </header>
+        <main class="wrap">{children}</main>
+        <footer class="site-footer">
+          <div class="wrap">
+            <span>repo402: private code, sold per listing over HTTP 402.</span>
+            <a href="/docs/terms">Terms</a>
+            <a href="/api/health">Status</a>
+          </div>
+        </footer>
+      </body>
+    </html>,
+  );
+  return `<!doctype html>${html}`;
+}
+
+/** Markup we produced ourselves from trusted markdown (docs, terms). */
+export function Markdown({ html }: { html: string }) {
+  return <div class="prose" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+export const SITE_CSS = `
+:root {
+  --ink: #0f172a; --muted: #475569; --line: #e2e8f0; --bg: #ffffff; --soft: #f8fafc;
+  --accent: #0f766e; --accent-soft: #ccfbf1; --warn: #b45309; --bad: #b91c1c;
+  --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+}
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body {
+  margin: 0; color: var(--ink); background: var(--bg);
+  font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+.wrap { max-width: 980px; margin: 0 auto; padding: 0 20px; }
+a { color: var(--accent); text-underline-offset: 2px; }
+.site-header { border-bottom: 1px solid var(--line); background: var(--soft); }
+.site-header .wrap { display: flex; align-items: center; justify-content: space-between; gap: 16px; min-height: 56px; flex-wrap: wrap; }
+.brand { font-weight: 700; font-size: 20px; color: var(--ink); text-decoration: none; letter-spacing: -0.01em; }
+.brand span { color: var(--accent); }
+nav { display: flex; gap: 18px; flex-wrap: wrap; }
+nav a { color: var(--muted); text-decoration: none; font-size: 15px; }
+nav a:hover { color: var(--ink); }
+main.wrap { padding-top: 28px; padding-bottom: 48px; min-height: 70vh; }
+.site-footer { border-top: 1px solid var(--line); color: var(--muted); font-size: 14px; }
+.site-footer .wrap { display: flex; gap: 18px; padding-top: 18px; padding-bottom: 18px; flex-wrap: wrap; }
+h1 { font-size: 30px; line-height: 1.25; margin: 0 0 12px; letter-spacing: -0.02em; }
+h2 { font-size: 21px; margin: 32px 0 10px; }
+h3 { font-size: 17px; margin: 22px 0 8px; }
+p.lead { font-size: 18px; color: var(--muted); margin-top: 0; }
+code, pre { font-family: var(--mono); font-size: 14px; }
+code { background: var(--soft); border: 1px solid var(--line); border-radius: 4px; padding: 1px 5px; }
+pre { background: #0b1220; color: #e2e8f0; padding: 14px 16px; border-radius: 8px; overflow-x: auto; line-height: 1.5; }
+pre code { background: none; border: 0; padding: 0; color: inherit; }
+table { border-collapse: collapse; width: 100%; margin: 12px 0; font-size: 15px; }
+th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: var(--soft); font-weight: 600; }
+.table-scroll { overflow-x: auto; }
+.card { border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; margin: 14px 0; background: var(--bg); }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 14px; }
+.badge { display: inline-block; font-size: 13px; font-weight: 600; padding: 2px 9px; border-radius: 999px; background: var(--soft); border: 1px solid var(--line); color: var(--muted); }
+.badge.ok { background: var(--accent-soft); color: var(--accent); border-color: #99f6e4; }
+.badge.warn { background: #fef3c7; color: var(--warn); border-color: #fde68a; }
+.badge.bad { background: #fee2e2; color: var(--bad); border-color: #fecaca; }
+.error-code { scroll-margin-top: 16px; border-top: 1px solid var(--line); padding-top: 6px; }
+.error-code:target { background: #fffbeb; }
+.muted { color: var(--muted); }
+.prose img { max-width: 100%; }
+@media (max-width: 600px) {
+  body { font-size: 15px; }
+  h1 { font-size: 25px; }
+  .site-header .wrap { padding-top: 8px; padding-bottom: 8px; }
+}
+`;

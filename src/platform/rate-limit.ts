@@ -1,0 +1,33 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config, RateLimitClass } from '../config.js';
+import { AppError } from './errors.js';
+
+/**
+ * Fixed windows (a counter that starts with the first request and resets when its window ends,
+ * never sliding), per client IP and route, in memory or in Redis when several processes share it.
+ * If Redis is unreachable the limit is skipped rather than failing the request: availability of
+ * paid downloads matters more than a few extra requests.
+ */
+export async function installRateLimits(app: FastifyInstance, redis?: Redis): Promise<void> {
+  await app.register(rateLimit, {
+    global: false,
+    redis,
+    nameSpace: 'repo402:rl:',
+    skipOnError: true,
+    continueExceeding: false,
+    keyGenerator: (request) => request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', {
+        message: `Too many requests; the window resets in ${context.after}`,
+        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
+}
+
+/** The route `config` entry giving a route its class's budget. */
+export function rateLimitConfig(config: Config, routeClass: RateLimitClass) {
+  const rule = config.rateLimits[routeClass];
+  return { rateLimit: { max: rule.max, timeWindow: rule.windowSeconds * 1000 } };
+}

@@ -1,0 +1,149 @@
+import MarkdownIt from 'markdown-it';
+import type { App, AppContext } from '../context.js';
+import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
+import { Markdown, renderPage } from '../platform/page.js';
+import { API_CATALOG_LINK } from './catalog.js';
+import { currentTerms } from './terms.js';
+
+const markdown = new MarkdownIt({ html: false, linkify: true });
+
+/** Inline markdown of our own table text (`code` spans), rendered without raw HTML. */
+function inline(text: string) {
+  return <span dangerouslySetInnerHTML={{ __html: markdown.renderInline(text) }} />;
+}
+
+export interface DocPage {
+  path: string;
+  title: string;
+  summary: string;
+  render(baseUrl: string): string;
+}
+
+const GROUPS: ErrorGroup[] = ['Payment', 'Listing', 'Identity', 'Limits', 'General'];
+
+export const errorsPage: DocPage = {
+  path: '/docs/errors',
+  title: 'Error reference',
+  summary: 'Every error code, its HTTP status, what it means and what to do.',
+  render: (baseUrl) =>
+    renderPage({
+      title: 'Error reference',
+      description: 'The error codes of the repo402 API',
+      path: '/docs/errors',
+      baseUrl,
+      children: (
+        <>
+          <h1>Error reference</h1>
+          <p class="lead">
+            Every failure on every route has the body <code>{'{code, message, docs_url, details?}'}</code>.
+            Match on <code>code</code>; the message may become more specific over time. There are{' '}
+            {ERROR_CODES.length} codes.
+          </p>
+          <pre>
+            <code>
+              {JSON.stringify(
+                {
+                  code: 'invalid_request',
+                  message: 'The request did not validate',
+                  docs_url: `${baseUrl}/docs/errors#invalid_request`,
+                  details: { issues: [{ field: 'limit', reason: 'Too big: expected number to be <=100' }] },
+                },
+                null,
+                2,
+              )}
+            </code>
+          </pre>
+          {GROUPS.map((group) => (
+            <>
+              <h2>{group}</h2>
+              {ERROR_CODES.filter((code) => ERRORS[code].group === group).map((code) => (
+                <section class="error-code" id={code}>
+                  <h3>
+                    <a href={`#${code}`}>
+                      <code>{code}</code>
+                    </a>{' '}
+                    <span class="badge">{ERRORS[code].status}</span>
+                  </h3>
+                  <p>
+                    <strong>Meaning.</strong> {inline(ERRORS[code].meaning)}
+                  </p>
+                  <p>
+                    <strong>What to do.</strong> {inline(ERRORS[code].action)}
+                  </p>
+                </section>
+              ))}
+            </>
+          ))}
+        </>
+      ),
+    }),
+};
+
+export const termsPage: DocPage = {
+  path: '/docs/terms',
+  title: 'Terms',
+  summary: 'The creator agreement and the buyer terms, with their version.',
+  render: (baseUrl) => {
+    const terms = currentTerms(baseUrl);
+    return renderPage({
+      title: 'Terms',
+      path: '/docs/terms',
+      baseUrl,
+      children: (
+        <>
+          <p class="muted">
+            Version <code>{terms.version}</code>. Machine-readable at <a href="/api/terms">/api/terms</a>.
+          </p>
+          <section id="creator-agreement">
+            <Markdown html={markdown.render(terms.text)} />
+          </section>
+          <section id="buyer-terms">
+            <Markdown html={markdown.render(terms.buyer_terms.text)} />
+          </section>
+        </>
+      ),
+    });
+  },
+};
+
+function docsIndex(baseUrl: string, pages: DocPage[]): string {
+  return renderPage({
+    title: 'Documentation',
+    path: '/docs',
+    baseUrl,
+    children: (
+      <>
+        <h1>Documentation</h1>
+        <p class="lead">How to buy and sell private code on repo402, for people and for agents.</p>
+        <div class="grid">
+          {pages.map((page) => (
+            <a class="card" href={page.path}>
+              <strong>{page.title}</strong>
+              <div class="muted">{page.summary}</div>
+            </a>
+          ))}
+          <a class="card" href="/api/openapi.json">
+            <strong>OpenAPI 3.1</strong>
+            <div class="muted">The machine-readable description of every route.</div>
+          </a>
+        </div>
+      </>
+    ),
+  });
+}
+
+/** Serves /docs and the given pages; each domain contributes its pages through app.ts. */
+export function registerDocsRoutes(app: App, ctx: AppContext, pages: DocPage[]): void {
+  const { baseUrl } = ctx.config;
+  const rendered = new Map<string, string>([['/docs', docsIndex(baseUrl, pages)]]);
+  for (const page of pages) rendered.set(page.path, page.render(baseUrl));
+  for (const [path, html] of rendered) {
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .header('link', API_CATALOG_LINK)
+        .header('cache-control', 'public, max-age=300')
+        .type('text/html; charset=utf-8')
+        .send(html),
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { documentErrors } from '../platform/http-schemas.js';
+
+export const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    checks: z.object({ database: z.enum(['ok', 'down']) }),
+    latency_ms: z.number().meta({ description: 'Time taken by the checks' }),
+    time: z.iso.datetime(),
+  })
+  .meta({ id: 'Health' });
+
+export type Health = z.infer<typeof HealthSchema>;
+
+/**
+ * Only our own database is probed; the facilitator, git host and storage deliberately are not.
+ * Requests that arrive while a probe is running share its answer instead of queueing their own
+ * behind it, so a burst of health checks cannot starve the single PGlite connection.
+ */
+export function healthChecker(ctx: Pick<AppContext, 'database' | 'clock'>): () => Promise<Health> {
+  let inFlight: Promise<boolean> | undefined;
+  return async () => {
+    const started = performance.now();
+    inFlight ??= ctx.database.ping(1000).finally(() => {
+      inFlight = undefined;
+    });
+    const databaseUp = await inFlight;
+    return {
+      status: databaseUp ? 'ok' : 'degraded',
+      checks: { database: databaseUp ? 'ok' : 'down' },
+      latency_ms: Math.round((performance.now() - started) * 100) / 100,
+      time: ctx.clock.now().toISOString(),
+    };
+  };
+}
+
+export function registerHealthRoute(app: App, ctx: AppContext): void {
+  const check = healthChecker(ctx);
+  app.get(
+    '/api/health',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'Service health: the database only; never cached',
+        response: { 200: HealthSchema, ...documentErrors(['internal']) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return check();
+    },
+  );
+}

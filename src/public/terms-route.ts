@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+import { currentTerms } from './terms.js';
+
+const TermsDocumentSchema = z.object({ version: z.string(), url: z.string(), text: z.string() });
+export const TermsSchema = TermsDocumentSchema.extend({ buyer_terms: TermsDocumentSchema }).meta({
+  id: 'Terms',
+});
+
+export function registerTermsRoute(app: App, ctx: AppContext): void {
+  const terms = prebuilt(TermsSchema.parse(currentTerms(ctx.config.baseUrl)));
+  app.get(
+    '/api/terms',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'The creator agreement (top level) and the buyer terms; accept `version` at registration',
+        response: { 200: TermsSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => sendPrebuilt(request, reply, terms, 'public, max-age=300'),
+  );
+}

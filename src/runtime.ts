@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import { connectDatabase } from './db/connect.js';
+import { migrate } from './db/migrate.js';
+import { type Clock, systemClock } from './platform/clock.js';
+import { PauseSwitch } from './platform/pause.js';
+
+export interface Runtime {
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens what a repo402 process needs (database with migrations applied, Redis, secrets) and
+ * closes it again in reverse order. `serve`, `worker` and local CLI commands all start here.
+ */
+export async function openRuntime(config: Config, clock: Clock = systemClock): Promise<Runtime> {
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const database = await connectDatabase(
+    config.databaseUrl
+      ? { kind: 'postgres', url: config.databaseUrl }
+      : { kind: 'pglite', dataDir: path.join(config.dataDir, 'db') },
+  );
+  let redis: Redis | undefined;
+  try {
+    await migrate(database);
+    const pause = new PauseSwitch(database.db, config.paused);
+    await pause.refresh();
+    const appSecret = config.appSecret
+      ? Buffer.from(config.appSecret, 'hex')
+      : await loadOrCreateSecret(path.join(config.dataDir, 'app-secret'));
+    if (config.redisUrl) {
+      // Without an offline queue a dead Redis fails fast instead of stalling requests.
+      redis = new Redis(config.redisUrl, {
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: true,
+      });
+      redis.on('error', () => {});
+      await redis.connect().catch(() => {});
+    }
+    const ctx: AppContext = { config, database, clock, pause, redis, appSecret };
+    return {
+      ctx,
+      async close() {
+        pause.stop();
+        redis?.disconnect();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    redis?.disconnect();
+    await database.close();
+    throw error;
+  }
+}
+
+/** A per-installation secret kept beside the data; several API processes must set APP_SECRET instead. */
+async function loadOrCreateSecret(file: string): Promise<Buffer> {
+  try {
+    return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const secret = randomBytes(32);
+  try {
+    await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecret(file);
+    throw error;
+  }
+}

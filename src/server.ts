@@ -1,0 +1,53 @@
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import type { App } from './context.js';
+import { operations } from './operations.js';
+import { type Clock, systemClock } from './platform/clock.js';
+import { type ControlServer, controlSocketPath, startControlServer } from './platform/control.js';
+import { openRuntime, type Runtime } from './runtime.js';
+
+export interface RunningServer {
+  app: App;
+  runtime: Runtime;
+  /** Where the HTTP server listens, e.g. http://127.0.0.1:8402. */
+  address: string;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, clock: Clock = systemClock): Promise<RunningServer> {
+  const runtime = await openRuntime(config, clock);
+  let app: App | undefined;
+  let control: ControlServer | undefined;
+  try {
+    app = await buildApp(runtime.ctx);
+    const address = await app.listen({ port: config.port, host: config.host });
+    try {
+      control = await startControlServer(controlSocketPath(config.dataDir), runtime.ctx, operations);
+    } catch (error) {
+      app.log.warn({ err: error }, 'control socket unavailable; CLI commands will not reach this server');
+    }
+    runtime.ctx.pause.start();
+    app.log.info({ baseUrl: config.baseUrl, database: runtime.ctx.database.driver }, 'repo402 is up');
+    let closing: Promise<void> | undefined;
+    const started = app;
+    return {
+      app: started,
+      runtime,
+      address,
+      close: () => {
+        closing ??= (async () => {
+          await control?.close();
+          await started.close();
+          await runtime.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await control?.close();
+    await app?.close();
+    await runtime.close();
+    throw error;
+  }
+}

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('uses the embedded defaults of DESIGN.md item 15', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8402);
+    expect(config.sshPort).toBe(2222);
+    expect(config.dataDir).toBe(path.resolve('./data'));
+    expect(config.baseUrl).toBe('http://localhost:8402');
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.paused).toBe(false);
+    expect(config.rateLimits.registration).toEqual({ max: 5, windowSeconds: 3600 });
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      SSH_PORT: '2200',
+      DATA_DIR: '/tmp/x',
+      BASE_URL: 'https://repo402.example/',
+      DATABASE_URL: 'postgres://u@h:5432/db',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PAUSED: 'true',
+      RATE_LIMIT_PUBLIC: '10/5',
+      TRUST_PROXY: '10.0.0.0/8',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      sshPort: 2200,
+      dataDir: '/tmp/x',
+      baseUrl: 'https://repo402.example',
+      databaseUrl: 'postgres://u@h:5432/db',
+      redisUrl: 'redis://127.0.0.1:6379',
+      paused: true,
+      trustProxy: '10.0.0.0/8',
+    });
+    expect(config.rateLimits.public).toEqual({ max: 10, windowSeconds: 5 });
+  });
+
+  it('derives BASE_URL from PORT when unset', () => {
+    expect(loadConfig({ PORT: '9100' }).baseUrl).toBe('http://localhost:9100');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(8402);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['SSH_PORT', '-1'],
+    ['BASE_URL', 'ftp://x'],
+    ['BASE_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'http://x'],
+    ['PAUSED', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['RATE_LIMIT_PUBLIC', '10'],
+    ['RATE_LIMIT_AUTH', '0/60'],
+    ['APP_SECRET', 'short'],
+    ['BODY_LIMIT_BYTES', '0'],
+  ])('refuses %s=%s with a message naming the variable', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(`${name}=`);
+    expect((error as ConfigError).problems).toHaveLength(1);
+  });
+
+  it('names every bad variable at once', () => {
+    expect(() => loadConfig({ PORT: 'x', SSH_PORT: 'y' })).toThrow(/PORT=.*\n.*SSH_PORT=/s);
+  });
+});

@@ -1,0 +1,59 @@
+import { sql } from 'drizzle-orm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+
+describe.each(BACKENDS)('database on %s', (backend) => {
+  let database: TestDatabase;
+  afterEach(async () => database?.close());
+
+  it('has the committed migrations applied, and applying them again changes nothing', async () => {
+    database = await openTestDatabase(backend);
+    const tables = async () =>
+      (
+        await database.query<{ table_name: string }>(
+          "select table_name from information_schema.tables where table_schema = 'public' order by table_name",
+        )
+      ).rows.map((row) => row.table_name);
+    const before = await tables();
+    expect(before).toEqual(expect.arrayContaining(['invites', 'platform_settings']));
+    await migrate(database);
+    expect(await tables()).toEqual(before);
+  });
+
+  it('answers ping, and not after close', async () => {
+    database = await openTestDatabase(backend);
+    expect(await database.ping()).toBe(true);
+    await database.close();
+    expect(await database.ping(200)).toBe(false);
+  });
+
+  it('serialises work under one advisory lock', async () => {
+    database = await openTestDatabase(backend);
+    const order: string[] = [];
+    const task = (name: string) =>
+      database.withAdvisoryLock(42, async () => {
+        order.push(`${name}:start`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        order.push(`${name}:end`);
+      });
+    await Promise.all([task('a'), task('b')]);
+    expect(order).toEqual(
+      order[0] === 'a:start'
+        ? ['a:start', 'a:end', 'b:start', 'b:end']
+        : ['b:start', 'b:end', 'a:start', 'a:end'],
+    );
+  });
+
+  it('rolls back a failed transaction completely', async () => {
+    database = await openTestDatabase(backend);
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into platform_settings (key, value) values ('x', '1'::jsonb)`);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const { rows } = await database.query("select count(*)::int as n from platform_settings where key = 'x'");
+    expect(rows[0]).toEqual({ n: 0 });
+  });
+});

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+describe('CORS', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('lets any origin preflight the buyer routes with the x402 and wallet headers', async () => {
+    const res = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/r/alice/tool',
+      headers: {
+        origin: 'https://agent.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers':
+          'payment-signature,x-quote-id,x-wallet-signature,access-control-expose-headers',
+      },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
+    for (const header of [
+      'payment-signature',
+      'x-quote-id',
+      'x-wallet-signature',
+      'access-control-expose-headers',
+    ]) {
+      expect(allowed).toContain(header);
+    }
+  });
+
+  it('exposes PAYMENT-REQUIRED, PAYMENT-RESPONSE and x-request-id on buyer responses', async () => {
+    const res = await t.app.inject({ url: '/api/terms', headers: { origin: 'https://agent.example' } });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
+    for (const header of ['payment-required', 'payment-response', 'x-request-id'])
+      expect(exposed).toContain(header);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('gives creator routes no CORS, so a foreign page cannot use a bearer key', async () => {
+    const res = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/listings',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    const get = await t.app.inject({ url: '/api/creators/me', headers: { origin: 'https://evil.example' } });
+    expect(get.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { RateLimitClass } from '../../src/config.js';
+import { rateLimitConfig } from '../../src/platform/rate-limit.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+// In memory always; in Redis too when TEST_REDIS_URL is set (.ci/run sets it to the machine's Redis).
+const STORES: { store: string; env: Record<string, string> }[] = [
+  { store: 'memory', env: {} },
+  ...(process.env.TEST_REDIS_URL ? [{ store: 'redis', env: { REDIS_URL: process.env.TEST_REDIS_URL } }] : []),
+];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(STORES)('rate limits in $store', ({ env }) => {
+  let t: TestApp;
+  let path: string;
+  afterEach(async () => t?.close());
+
+  async function appWith(routeClass: RateLimitClass, extraEnv: Record<string, string> = {}) {
+    // A fresh path per test keeps counters apart in a shared Redis.
+    path = `/test/limited/${randomUUID()}`;
+    t = await createTestApp({
+      env: { ...env, ...extraEnv },
+      extend: (app, ctx) => {
+        app.get(
+          path,
+          {
+            config: rateLimitConfig(ctx.config, routeClass),
+            schema: { response: { 200: z.object({ ok: z.boolean() }) } },
+          },
+          async () => ({ ok: true }),
+        );
+      },
+    });
+  }
+
+  it('answers 429 rate_limited with retry_after_seconds and retry-after once the window is used up', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '3/30' });
+    for (let i = 0; i < 3; i++) expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    const res = await t.app.inject({ url: path });
+    expect(res.statusCode).toBe(429);
+    const body = res.json();
+    expect(body).toMatchObject({
+      code: 'rate_limited',
+      docs_url: 'http://repo402.test/docs/errors#rate_limited',
+      retry_after_seconds: expect.any(Number),
+    });
+    expect(body.retry_after_seconds).toBeGreaterThan(25);
+    expect(body.retry_after_seconds).toBeLessThanOrEqual(30);
+    expect(res.headers['retry-after']).toBe(String(body.retry_after_seconds));
+  });
+
+  it('uses fixed windows: requests while limited do not extend the window', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '2/2' });
+    expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    await sleep(1000);
+    expect((await t.app.inject({ url: path })).statusCode).toBe(429);
+    await sleep(1200);
+    // A sliding or self-extending window would still refuse here.
+    expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+  });
+
+  it('counts each client address separately', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '1/30' });
+    expect((await t.app.inject({ url: path, remoteAddress: '10.0.0.1' })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: path, remoteAddress: '10.0.0.1' })).statusCode).toBe(429);
+    expect((await t.app.inject({ url: path, remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
+  });
+
+  it('limits registration to 5 per hour per IP', async () => {
+    await appWith('registration');
+    for (let i = 0; i < 5; i++) expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    const res = await t.app.inject({ url: path });
+    expect(res.statusCode).toBe(429);
+    expect(res.json().retry_after_seconds).toBeGreaterThan(3500);
+  });
+});
+
+describe('rate limits with Redis unreachable', () => {
+  it('lets requests through rather than failing them', async () => {
+    const path = '/test/limited/offline';
+    const t = await createTestApp({
+      env: { REDIS_URL: 'redis://127.0.0.1:1' },
+      extend: (app, ctx) => {
+        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
+      },
+    });
+    try {
+      expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES, ERRORS } from '../../src/platform/errors.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+describe('GET /docs/errors', () => {
+  let t: TestApp;
+  let html: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    const res = await t.app.inject({ method: 'GET', url: '/docs/errors' });
+    expect(res.statusCode).toBe(200);
+    html = res.body;
+  });
+  afterAll(async () => t.close());
+
+  it('has one section per code, anchored #<code>, with status, meaning and action', () => {
+    for (const code of ERROR_CODES) {
+      const start = html.indexOf(`<section class="error-code" id="${code}">`);
+      expect(start, code).toBeGreaterThan(-1);
+      const section = html.slice(start, html.indexOf('</section>', start));
+      expect(section).toContain(`>${ERRORS[code].status}<`);
+      expect(section).toContain(ERRORS[code].meaning.split(/[`'"]/)[0]!.slice(0, 12));
+    }
+    expect(html.match(/<section class="error-code"/g)).toHaveLength(32);
+  });
+
+  it('is the page docs_url points at', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/unknown' });
+    const url = new URL(res.json().docs_url);
+    expect(url.pathname).toBe('/docs/errors');
+    expect(html).toContain(`id="${url.hash.slice(1)}"`);
+  });
+
+  it('lists the docs pages from /docs', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('href="/docs/errors"');
+    expect(res.body).toContain('href="/docs/terms"');
+  });
+});

@@ -1,0 +1,25 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { fromPglite } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+
+/**
+ * A fresh PGlite takes seconds to initialise; loading a migrated snapshot takes a fraction of
+ * that. Build the snapshot once per run; every test database starts from a copy of it.
+ */
+export default async function setup() {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-template-'));
+  const client = new PGlite();
+  const database = fromPglite(client);
+  await migrate(database);
+  const dump = await client.dumpDataDir('none');
+  const file = path.join(dir, 'template.tar');
+  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
+  await database.close();
+  process.env.REPO402_PGLITE_TEMPLATE = file;
+  return async () => {
+    await rm(dir, { recursive: true, force: true });
+  };
+}
