@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -27,27 +27,11 @@ import { registerHomeRoutes } from './public/home.js';
 import { registerOpenApiRoute } from './public/openapi.js';
 import { registerTermsRoute } from './public/terms-route.js';
 
-export interface BuildOptions {
-  /** A pino logger instance or options; defaults to the configured level on stdout. */
-  logger?: FastifyServerOptions['loggerInstance'];
-}
-
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
-export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<App> {
+export async function buildApp(ctx: AppContext): Promise<App> {
   const { config } = ctx;
   const app = Fastify({
-    ...(options.logger
-      ? { loggerInstance: options.logger }
-      : {
-          logger: {
-            level: config.logLevel,
-            redact: [
-              'req.headers.authorization',
-              'req.headers["payment-signature"]',
-              'req.headers["x-wallet-signature"]',
-            ],
-          },
-        }),
+    loggerInstance: ctx.log,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,

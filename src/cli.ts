@@ -36,6 +36,17 @@ async function serve(config: Config): Promise<void> {
   });
 }
 
+/** Job workers without the HTTP API, for deployments that scale workers separately. */
+async function worker(config: Config): Promise<void> {
+  const runtime = await openRuntime(config, { jobs: 'workers' });
+  runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
+  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
+    if (err) runtime.ctx.log.error({ err }, 'shutting down after an unhandled error');
+    else runtime.ctx.log.info({ signal }, 'shutting down');
+    await runtime.close();
+  });
+}
+
 function positiveCount(value: string): number {
   const count = Number(value);
   if (!/^[0-9]+$/.test(value) || count < 1 || count > 1000) {
@@ -51,8 +62,13 @@ const program = new Command()
 
 program
   .command('serve', { isDefault: true })
-  .description('run the HTTP API (and, in later versions, the SSH git server and workers)')
+  .description('run the HTTP API and, unless WORKERS=false, the background job workers')
   .action(() => serve(loadConfig()));
+
+program
+  .command('worker')
+  .description('run the background job workers only (several may run against one PostgreSQL)')
+  .action(() => worker(loadConfig()));
 
 program
   .command('migrate')

@@ -54,6 +54,7 @@ const EnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
     .optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  WORKERS: bool.default(true),
   RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
@@ -84,6 +85,8 @@ export interface Config {
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
   shutdownTimeoutMs: number;
+  /** Whether `serve` also runs the background job workers. */
+  workers: boolean;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
 }
 
@@ -127,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     appSecret: e.APP_SECRET,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    workers: e.WORKERS,
     rateLimits: {
       public: e.RATE_LIMIT_PUBLIC,
       auth: e.RATE_LIMIT_AUTH,

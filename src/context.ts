@@ -5,10 +5,12 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import type { Clock } from './platform/clock.js';
+import type { JobQueue } from './platform/jobs.js';
 import type { PauseSwitch } from './platform/pause.js';
 
 /** What the process opens once and every domain shares. Tests pass their own. */
 export interface AppDeps {
+  log: FastifyBaseLogger;
   database: Database;
   clock: Clock;
   pause: PauseSwitch;
@@ -16,6 +18,8 @@ export interface AppDeps {
   redis?: Redis;
   /** Key material for HMAC-signed tokens (quotes, download URLs). */
   appSecret: Buffer;
+  /** Background jobs; absent in processes that only run a one-off command. */
+  jobs?: JobQueue;
 }
 
 export interface AppContext extends AppDeps {

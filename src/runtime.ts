@@ -6,7 +6,10 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { connectDatabase } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { JOBS } from './jobs.js';
 import { type Clock, systemClock } from './platform/clock.js';
+import { JobQueue } from './platform/jobs.js';
+import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
 
 export interface Runtime {
@@ -14,11 +17,18 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  clock?: Clock;
+  /** `none` for one-off commands; `queue` to send jobs; `workers` to also run them here. */
+  jobs?: 'none' | 'queue' | 'workers';
+}
+
 /**
- * Opens what a repo402 process needs (database with migrations applied, Redis, secrets) and
- * closes it again in reverse order. `serve`, `worker` and local CLI commands all start here.
+ * Opens what a repo402 process needs (database with migrations applied, Redis, secrets, the job
+ * queue) and closes it again in reverse order. `serve`, `worker` and local CLI commands start here.
  */
-export async function openRuntime(config: Config, clock: Clock = systemClock): Promise<Runtime> {
+export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const database = await connectDatabase(
     config.databaseUrl
@@ -26,6 +36,12 @@ export async function openRuntime(config: Config, clock: Clock = systemClock): P
       : { kind: 'pglite', dataDir: path.join(config.dataDir, 'db') },
   );
   let redis: Redis | undefined;
+  let jobs: JobQueue | undefined;
+  const close = async () => {
+    await jobs?.stop(config.shutdownTimeoutMs);
+    redis?.disconnect();
+    await database.close();
+  };
   try {
     await migrate(database);
     const pause = new PauseSwitch(database.db, config.paused);
@@ -43,18 +59,28 @@ export async function openRuntime(config: Config, clock: Clock = systemClock): P
       redis.on('error', () => {});
       await redis.connect().catch(() => {});
     }
-    const ctx: AppContext = { config, database, clock, pause, redis, appSecret };
+    const mode = options.jobs ?? 'none';
+    if (mode !== 'none') jobs = await JobQueue.open(database, JOBS, log);
+    const ctx: AppContext = {
+      config,
+      log,
+      database,
+      clock: options.clock ?? systemClock,
+      pause,
+      redis,
+      appSecret,
+      jobs,
+    };
+    if (mode === 'workers') await jobs!.startWorkers(ctx, log);
     return {
       ctx,
       async close() {
         pause.stop();
-        redis?.disconnect();
-        await database.close();
+        await close();
       },
     };
   } catch (error) {
-    redis?.disconnect();
-    await database.close();
+    await close();
     throw error;
   }
 }

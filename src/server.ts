@@ -16,7 +16,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, clock: Clock = systemClock): Promise<RunningServer> {
-  const runtime = await openRuntime(config, clock);
+  const runtime = await openRuntime(config, { clock, jobs: config.workers ? 'workers' : 'queue' });
   let app: App | undefined;
   let control: ControlServer | undefined;
   try {

@@ -20,8 +20,8 @@ export type DatabaseTarget =
 export interface Database {
   readonly driver: 'pglite' | 'postgres';
   readonly db: Db;
-  /** Parameterless, possibly multi-statement SQL (schema set-up by libraries such as pg-boss). */
-  execScript(text: string): Promise<void>;
+  /** Parameterless, possibly multi-statement SQL (schema set-up by libraries such as pg-boss); rows of the last statement. */
+  execScript<T = Record<string, unknown>>(text: string): Promise<{ rows: T[] }>;
   /** Parameterised single statement, for libraries that bring their own SQL. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
   /**
@@ -58,8 +58,10 @@ async function connectPostgres(url: string, poolSize: number): Promise<Database>
   return {
     driver: 'postgres',
     db,
-    async execScript(text) {
-      await pool.query(text);
+    async execScript<T>(text: string) {
+      const result = (await pool.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return { rows: (last?.rows ?? []) as T[] };
     },
     async query(text, params) {
       const result = await pool.query(text, params as unknown[]);
@@ -123,8 +125,9 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
   return {
     driver: 'pglite',
     db,
-    async execScript(text) {
-      await client.exec(text);
+    async execScript<T>(text: string) {
+      const results = await client.exec(text);
+      return { rows: (results.at(-1)?.rows ?? []) as T[] };
     },
     async query<T>(text: string, params?: unknown[]) {
       const result = await client.query<T>(text, params);

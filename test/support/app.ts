@@ -5,6 +5,9 @@ import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
+import { JOBS } from '../../src/jobs.js';
+import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { PauseSwitch } from '../../src/platform/pause.js';
 import { ManualClock } from './clock.js';
 import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
@@ -27,6 +30,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Adds routes before the app is ready (tests of platform mechanisms). */
   extend?: (app: App, ctx: AppContext) => void | Promise<void>;
+  /** Start the job queue with in-process workers: every domain's jobs, or the ones given. */
+  jobs?: boolean | AnyJobSpec[];
 }
 
 /** The real application on a database of its own, with a manual clock and quiet logs. */
@@ -44,7 +49,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   await pause.refresh();
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', () => {});
-  const ctx: AppContext = { config, database, clock, pause, redis, appSecret: Buffer.alloc(32, 7) };
+  const log = createLogger(config.logLevel);
+  const ctx: AppContext = { config, log, database, clock, pause, redis, appSecret: Buffer.alloc(32, 7) };
+  if (options.jobs) {
+    ctx.jobs = await JobQueue.open(database, options.jobs === true ? JOBS : options.jobs, log);
+    await ctx.jobs.startWorkers(ctx, log);
+  }
   const app = await buildApp(ctx);
   await options.extend?.(app, ctx);
   await app.ready();
@@ -57,6 +67,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     dataDir,
     async close() {
       await app.close();
+      await ctx.jobs?.stop(2000);
       redis?.disconnect();
       await database.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { fromPglite } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { JobQueue } from '../../src/platform/jobs.js';
+import { createLogger } from '../../src/platform/logger.js';
 
 /**
  * A fresh PGlite takes seconds to initialise; loading a migrated snapshot takes a fraction of
@@ -14,6 +16,9 @@ export default async function setup() {
   const client = new PGlite();
   const database = fromPglite(client);
   await migrate(database);
+  // pg-boss installs its schema on first start; doing it here keeps that out of every test.
+  const queue = await JobQueue.open(database, [], createLogger('silent'));
+  await queue.stop(0);
   const dump = await client.dumpDataDir('none');
   const file = path.join(dir, 'template.tar');
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));

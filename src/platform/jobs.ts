@@ -1,0 +1,120 @@
+import type { FastifyBaseLogger } from 'fastify';
+import PgBoss from 'pg-boss';
+import type { z } from 'zod';
+import type { AppContext } from '../context.js';
+import type { Database } from '../db/connect.js';
+
+/**
+ * Background work on pg-boss, in the same database as everything else (PGlite or PostgreSQL).
+ * `serve` runs the workers in-process by default; `repo402 worker` runs them alone, on any number
+ * of machines sharing a PostgreSQL database.
+ *
+ * Jobs are sent after the transaction that makes them necessary has committed; each domain keeps
+ * the durable state (a release `queued`, a payment `settling`) and a periodic job re-sends work a
+ * crash may have dropped, so a job is a nudge, never the only record.
+ */
+
+export interface JobSpec<T> {
+  name: string;
+  data: z.ZodType<T>;
+  run(ctx: AppContext, data: T, job: { id: string; retryCount: number }): Promise<void>;
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  retryBackoff?: boolean;
+  expireInSeconds?: number;
+  /** A cron expression for periodic jobs (reconcilers, sweeps), evaluated in UTC. */
+  cron?: string;
+  /**
+   * pg-boss queue policy: `short` keeps at most one queued job per singleton key, `singleton` at most
+   * one active, `stately` one of each. `standard` (the default) does not deduplicate by key.
+   */
+  policy?: PgBoss.QueuePolicy;
+}
+
+// A table of specs of any data type; each one parses its own data before running.
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry, narrowed by each spec's zod schema
+export type AnyJobSpec = JobSpec<any>;
+
+export const PGBOSS_SCHEMA = 'pgboss';
+
+/** pg-boss talks to our database through this adapter, so it works on PGlite as on PostgreSQL. */
+function bossAdapter(database: Database): PgBoss.Db {
+  return {
+    executeSql: (text, values) =>
+      values && values.length > 0 ? database.query(text, values) : database.execScript(text),
+  };
+}
+
+export interface SendOptions {
+  /** With a deduplicating queue policy: at most one job per key (for example one cut per listing and version). */
+  singletonKey?: string;
+  startAfterSeconds?: number;
+}
+
+export class JobQueue {
+  private readonly workerIds = new Map<string, string>();
+
+  private constructor(
+    private readonly boss: PgBoss,
+    private readonly specs: AnyJobSpec[],
+  ) {}
+
+  static async open(database: Database, specs: AnyJobSpec[], log: FastifyBaseLogger): Promise<JobQueue> {
+    const boss = new PgBoss({ db: bossAdapter(database), schema: PGBOSS_SCHEMA });
+    boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
+    await boss.start();
+    for (const spec of specs) {
+      await boss.createQueue(spec.name, {
+        name: spec.name,
+        policy: spec.policy ?? 'standard',
+        retryLimit: spec.retryLimit ?? 5,
+        retryDelay: spec.retryDelaySeconds ?? 5,
+        retryBackoff: spec.retryBackoff ?? true,
+        expireInSeconds: spec.expireInSeconds ?? 15 * 60,
+      });
+    }
+    return new JobQueue(boss, specs);
+  }
+
+  async send<T>(spec: JobSpec<T>, data: T, options: SendOptions = {}): Promise<string | null> {
+    const id = await this.boss.send(spec.name, spec.data.parse(data) as object, {
+      singletonKey: options.singletonKey,
+      startAfter: options.startAfterSeconds,
+    });
+    // A worker in this process starts at once instead of waiting for its next poll.
+    const workerId = this.workerIds.get(spec.name);
+    if (workerId) this.boss.notifyWorker(workerId);
+    return id;
+  }
+
+  /** Starts a worker per job, and the schedules of periodic ones. */
+  async startWorkers(ctx: AppContext, log: FastifyBaseLogger): Promise<void> {
+    for (const spec of this.specs) {
+      const workerId = await this.boss.work(
+        spec.name,
+        { pollingIntervalSeconds: 1, batchSize: 1, includeMetadata: true },
+        async ([job]) => {
+          if (!job) return;
+          try {
+            await spec.run(ctx, spec.data.parse(job.data), { id: job.id, retryCount: job.retryCount });
+          } catch (error) {
+            log.warn({ err: error, job: spec.name, jobId: job.id, retry: job.retryCount }, 'job failed');
+            throw error;
+          }
+        },
+      );
+      this.workerIds.set(spec.name, workerId);
+      if (spec.cron) await this.boss.schedule(spec.name, spec.cron, {}, { tz: 'UTC' });
+    }
+  }
+
+  /** Lets running jobs finish (up to `timeoutMs`), then stops polling. The database stays open. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: timeoutMs });
+  }
+
+  /** For tests and the operator: the state of one job. */
+  getJob(name: string, id: string) {
+    return this.boss.getJobById(name, id, { includeArchive: true });
+  }
+}

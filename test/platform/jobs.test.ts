@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { AnyJobSpec } from '../../src/platform/jobs.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { BACKENDS } from '../support/db.js';
+
+async function until<T>(probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each(BACKENDS)('job queue on %s', (backend) => {
+  let t: TestApp;
+  afterEach(async () => t?.close());
+
+  it('runs a sent job in-process at once, with its data validated', async () => {
+    const seen: string[] = [];
+    const echo: AnyJobSpec = {
+      name: 'test-echo',
+      data: z.object({ word: z.string() }),
+      run: async (_ctx, data) => {
+        seen.push(data.word);
+      },
+    };
+    t = await createTestApp({ backend, jobs: [echo] });
+    const started = Date.now();
+    await t.ctx.jobs!.send(echo, { word: 'hello' });
+    await until(() => seen.length === 1);
+    // The in-process nudge starts the job without waiting for the next poll.
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(seen).toEqual(['hello']);
+    await expect(t.ctx.jobs!.send(echo, { word: 1 } as never)).rejects.toThrow();
+  });
+
+  it('retries a failing job until it succeeds', async () => {
+    let attempts = 0;
+    const flaky: AnyJobSpec = {
+      name: 'test-flaky',
+      data: z.object({}),
+      retryLimit: 3,
+      retryDelaySeconds: 1,
+      retryBackoff: false,
+      run: async () => {
+        attempts += 1;
+        if (attempts < 2) throw new Error('transient');
+      },
+    };
+    t = await createTestApp({ backend, jobs: [flaky] });
+    const id = await t.ctx.jobs!.send(flaky, {});
+    await until(async () => (await t.ctx.jobs!.getJob('test-flaky', id!))?.state === 'completed');
+    expect(attempts).toBe(2);
+  });
+
+  it('keeps one queued job per singleton key on a `short` queue', async () => {
+    const slow: AnyJobSpec = {
+      name: 'test-singleton',
+      policy: 'short',
+      data: z.object({ n: z.number() }),
+      run: async () => {},
+    };
+    t = await createTestApp({ backend, jobs: [slow] });
+    const first = await t.ctx.jobs!.send(slow, { n: 1 }, { singletonKey: 'k', startAfterSeconds: 60 });
+    const second = await t.ctx.jobs!.send(slow, { n: 2 }, { singletonKey: 'k', startAfterSeconds: 60 });
+    expect(first).toBeTruthy();
+    expect(second).toBeNull();
+  });
+});
