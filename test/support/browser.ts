@@ -3,8 +3,6 @@ import { type Browser, chromium } from 'playwright-core';
 /** Debian's Chromium, installed by .ci/run; playwright-core never downloads a browser of its own. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export const hasChromium = existsSync(CHROMIUM_PATH);
-
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
