@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -34,9 +34,9 @@ describe('pages in a real browser', () => {
         expect(response?.status(), url).toBe(200);
         expect(await page.locator('h1').first().textContent(), url).toBeTruthy();
         // The stylesheet loaded: the header is styled, not default-block.
-        expect(await page.locator('.site-header').evaluate((el) => getComputedStyle(el).borderBottomStyle)).toBe(
-          'solid',
-        );
+        expect(
+          await page.locator('.site-header').evaluate((el) => getComputedStyle(el).borderBottomStyle),
+        ).toBe('solid');
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         expect(overflow, `${url} at ${width}px`).toBeLessThanOrEqual(0);
         await page.screenshot({
