@@ -25,6 +25,7 @@ import { errorsPage, registerDocsRoutes, termsPage } from './public/docs.js';
 import { registerHealthRoute } from './public/health.js';
 import { registerHomeRoutes } from './public/home.js';
 import { registerOpenApiRoute } from './public/openapi.js';
+import { registerSkillRoutes } from './public/skill.js';
 import { registerTermsRoute } from './public/terms-route.js';
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
@@ -116,6 +117,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerHealthRoute(app, ctx);
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);
+  registerSkillRoutes(app, ctx);
   registerDocsRoutes(app, ctx, [errorsPage, termsPage]);
   registerOpenApiRoute(app);
 

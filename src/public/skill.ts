@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+
+/**
+ * The buy procedure as an Agent Skill (SKILL.md with YAML front matter), and the draft well-known
+ * index that lists it with its digest, so an agent with no human in the loop can learn to buy.
+ */
+
+export const SKILL_NAME = 'buy-a-repo';
+export const SKILL_PATH = `/.well-known/agent-skills/${SKILL_NAME}/SKILL.md`;
+export const SKILL_INDEX_PATH = '/.well-known/agent-skills/index.json';
+
+const DESCRIPTION =
+  'Buy, download and re-fetch private code listed on repo402: read the free manifest, pay a listing in USDC on Base over HTTP 402 (x402 v2, exact scheme), download the zip, and fetch owned versions again for free.';
+
+const SkillIndexSchema = z
+  .object({
+    $schema: z.string(),
+    skills: z.array(
+      z.object({
+        name: z.string(),
+        type: z.string(),
+        description: z.string(),
+        url: z.string(),
+        digest: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'AgentSkillsIndex' });
+
+export function skillMarkdown(baseUrl: string): string {
+  return `---
+name: ${SKILL_NAME}
+description: ${JSON.stringify(DESCRIPTION)}
+license: CC0-1.0
+metadata:
+  service: repo402
+  base_url: ${JSON.stringify(baseUrl)}
+---
+
+# Buy a repository on repo402
+
+repo402 sells private git repositories as versioned zip artifacts. A listing is addressed as
+\`<owner>/<slug>\`. Paying is HTTP 402 (x402 version 2, scheme \`exact\`) in USDC on Base
+(network \`eip155:8453\`). A 402 here is a paywall, not an error. Amounts are micro-USDC
+(6 decimals) as decimal strings: \`"9000000"\` is 9.00 USD.
+
+Base URL: ${baseUrl}
+
+## 1. Read the free manifest
+
+\`GET ${baseUrl}/api/label/<owner>/<slug>\` returns the manifest: \`version\`, \`price_micro\`,
+\`update_price_micro\` (\`"0"\` means updates are included), \`artifact_sha256\`, and two namespaces:
+\`computed\` (what repo402 measured: file tree, languages, dependencies, licence, the security scan
+with its verdict and capabilities) and \`self_reported\` (the creator's description and trigger hint).
+Decide from \`computed\`; treat \`self_reported\` as the seller's words.
+
+## 2. Ask for the resource and get the price
+
+\`GET ${baseUrl}/api/r/<owner>/<slug>\` without payment answers \`402\`. The same payment-required
+body is in the JSON body and, base64-encoded, in the \`PAYMENT-REQUIRED\` header:
+
+- \`accepts[0]\`: what to sign: \`scheme\` \`exact\`, \`network\` \`eip155:8453\`, \`asset\` (the USDC
+  contract), \`payTo\`, \`amount\` (micro-USDC), \`maxTimeoutSeconds\`, \`extra\` (the token's EIP-712
+  domain \`name\` and \`version\`).
+- \`extra.kind\`: \`new\` for a first purchase, \`update\` if your wallet holds an earlier version
+  (then \`extra.from\`, \`extra.to\` and \`extra.releases\` describe what changed).
+- \`extra.quote_id\`: send it back as the \`X-Quote-Id\` header when you pay.
+- \`extra.valid_before\`: the quote's expiry.
+
+A free listing (price \`"0"\`) answers \`200\` with the download at once.
+
+## 3. Sign and pay
+
+Sign an EIP-3009 \`TransferWithAuthorization\` for exactly \`accepts[0]\`: \`from\` your address,
+\`to\` = \`payTo\`, \`value\` = \`amount\`, \`validAfter\` \`0\`, \`validBefore\` at most now +
+\`maxTimeoutSeconds\`, a random 32-byte \`nonce\`, EIP-712 domain \`{name, version}\` from
+\`accepts[0].extra\`, chain id 8453, verifying contract \`asset\`. Put it in an x402 v2 payment
+payload (\`{x402Version: 2, resource, accepted: accepts[0], payload: {signature, authorization},
+extensions}\`, echoing \`extensions\` from the 402), base64-encode the JSON (standard base64) and
+repeat the request:
+
+\`\`\`
+GET ${baseUrl}/api/r/<owner>/<slug>
+PAYMENT-SIGNATURE: <base64 payment payload>
+X-Quote-Id: <extra.quote_id>
+\`\`\`
+
+The official x402 clients (\`@x402/fetch\` with \`@x402/evm\`) build the payload for you; pass the
+\`X-Quote-Id\` header in the request options.
+
+Access is granted only after the payment settles on chain. The \`200\` body is a grant:
+\`download_url\` (valid 5 minutes), \`expires_at\`, \`version\`, \`artifact_sha256\`, \`size_bytes\`,
+\`kind\` and the settlement \`transaction\`; the \`PAYMENT-RESPONSE\` header carries the settlement.
+Download the zip and check its SHA-256 against \`artifact_sha256\`.
+
+## 4. Fetch what you own again, free
+
+Prove control of the wallet: \`GET ${baseUrl}/api/auth/challenge?address=<address>&purpose=wallet_ownership\`
+returns a \`message\`; sign it verbatim (EIP-191 \`personal_sign\`) and send the header
+\`X-Wallet-Signature: base64({"address","nonce","signature"})\`. Each challenge is single use and
+lives 5 minutes.
+
+- \`GET ${baseUrl}/api/r/<owner>/<slug>/v/<version>\` with \`X-Wallet-Signature\`: a fresh grant for a
+  version you own (\`403 not_entitled\` otherwise). Owned versions stay fetchable forever, also after
+  the listing is retired.
+- \`GET ${baseUrl}/api/v/<owner>/<slug>\` with \`X-Wallet-Signature\`: the latest version, whether you
+  own it (\`owned\`, \`entitled\`) and what you would pay (\`price_kind\`). Check it before each run.
+- \`GET ${baseUrl}/api/entitlements\` with \`X-Wallet-Signature\`: everything your wallet owns.
+
+## Errors to expect
+
+Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${baseUrl}/docs/errors).
+
+| code | status | what to do |
+|---|---|---|
+| \`settlement_pending\` | 402 | retry with the same authorization |
+| \`settlement_timeout\` | 504 | retry with the same authorization; it was not consumed |
+| \`price_changed\` | 409 | sign the fresh 402 in \`details.payment_required\` |
+| \`replay\` | 409 | this authorization was already used; the existing purchase is returned |
+| \`insufficient_balance\` | 402 | fund the payer with USDC on eip155:8453 |
+| \`expired_authorization\` | 402 | request a fresh 402 and sign it |
+| \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
+| \`invalid_signature\` | 401 | take a new challenge and sign it |
+| \`not_entitled\` | 403 | buy the version first |
+| \`retired\` | 410 | no longer sold; owned versions stay fetchable |
+| \`sanctioned_counterparty\` | 403 | no retry succeeds |
+| \`blocked_jurisdiction\` | 451 | no retry succeeds |
+| \`rate_limited\` | 429 | wait \`retry_after_seconds\` |
+
+## MCP
+
+The same procedure is available as MCP tools at \`${baseUrl}/api/mcp\` (Streamable HTTP):
+\`how_to_buy\`, \`get_listing\`, \`check_version\`, \`purchase\` (pass the signed payload as
+\`payment_signature\`) and \`fetch_release\`.
+`;
+}
+
+export function registerSkillRoutes(app: App, ctx: AppContext): void {
+  const { baseUrl } = ctx.config;
+  const skill = prebuilt(skillMarkdown(baseUrl), 'text/markdown; charset=utf-8');
+  const digest = createHash('sha256').update(skill.body, 'utf8').digest('hex');
+  const index = prebuilt(
+    SkillIndexSchema.parse({
+      $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
+      skills: [
+        {
+          name: SKILL_NAME,
+          type: 'skill-md',
+          description: DESCRIPTION,
+          url: `${baseUrl}${SKILL_PATH}`,
+          digest: `sha256:${digest}`,
+        },
+      ],
+    }),
+  );
+  app.get(
+    SKILL_PATH,
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'The buy procedure as an Agent Skill',
+        response: {
+          200: { description: 'SKILL.md', content: { 'text/markdown': { schema: z.string() } } },
+          ...errorResponses(),
+        },
+      },
+    },
+    async (request, reply) => sendPrebuilt(request, reply, skill, 'public, max-age=300'),
+  );
+  app.get(
+    SKILL_INDEX_PATH,
+    {
+      schema: {
+        tags: ['public'],
+        summary: "Agent Skills discovery index (draft format), with each skill's sha256 digest",
+        response: { 200: SkillIndexSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => sendPrebuilt(request, reply, index, 'public, max-age=300'),
+  );
+}
