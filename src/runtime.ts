@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { createPublicClient, http, type PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { connectDatabase } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { type Clock, systemClock } from './platform/clock.js';
+import { checkComplianceConfig } from './platform/compliance.js';
 import { PauseSwitch } from './platform/pause.js';
 
 export interface Runtime {
@@ -19,6 +21,7 @@ export interface Runtime {
  * closes it again in reverse order. `serve`, `worker` and local CLI commands all start here.
  */
 export async function openRuntime(config: Config, clock: Clock = systemClock): Promise<Runtime> {
+  await checkComplianceConfig(config.compliance);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const database = await connectDatabase(
     config.databaseUrl
@@ -43,7 +46,8 @@ export async function openRuntime(config: Config, clock: Clock = systemClock): P
       redis.on('error', () => {});
       await redis.connect().catch(() => {});
     }
-    const ctx: AppContext = { config, database, clock, pause, redis, appSecret };
+    const chainClient = config.baseRpcUrl ? baseChainClient(config.baseRpcUrl) : undefined;
+    const ctx: AppContext = { config, database, clock, pause, redis, appSecret, chainClient };
     return {
       ctx,
       async close() {
@@ -75,4 +79,12 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecret(file);
     throw error;
   }
+}
+
+/**
+ * A client without a chain definition on purpose: viem then verifies ERC-6492 signatures with its
+ * deployless validator instead of a verifier contract address that a local chain may not have.
+ */
+function baseChainClient(url: string): PublicClient {
+  return createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) });
 }
