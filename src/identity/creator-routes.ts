@@ -17,12 +17,9 @@ import {
 import { creatorBody } from './views.js';
 
 const RegistrationHeadersSchema = z.looseObject({
-  [IDEMPOTENCY_HEADER]: z
-    .uuid('expected a UUID')
-    .optional()
-    .meta({
-      description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
-    }),
+  [IDEMPOTENCY_HEADER]: z.uuid('expected a UUID').optional().meta({
+    description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
+  }),
 });
 
 export function registerCreatorRoutes(app: App, ctx: AppContext): void {
