@@ -85,6 +85,6 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
  * A client without a chain definition on purpose: viem then verifies ERC-6492 signatures with its
  * deployless validator instead of a verifier contract address that a local chain may not have.
  */
-function baseChainClient(url: string): PublicClient {
+export function baseChainClient(url: string): PublicClient {
   return createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) });
 }

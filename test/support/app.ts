@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
 import { PauseSwitch } from '../../src/platform/pause.js';
+import { baseChainClient } from '../../src/runtime.js';
 import { ManualClock } from './clock.js';
 import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
 
@@ -44,7 +45,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   await pause.refresh();
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', () => {});
-  const ctx: AppContext = { config, database, clock, pause, redis, appSecret: Buffer.alloc(32, 7) };
+  const chainClient = config.baseRpcUrl ? baseChainClient(config.baseRpcUrl) : undefined;
+  const ctx: AppContext = {
+    config,
+    database,
+    clock,
+    pause,
+    redis,
+    appSecret: Buffer.alloc(32, 7),
+    chainClient,
+  };
   const app = await buildApp(ctx);
   await options.extend?.(app, ctx);
   await app.ready();
