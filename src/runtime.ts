@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { createPublicClient, http, type PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { connectDatabase } from './db/connect.js';
@@ -46,7 +45,10 @@ export async function openRuntime(config: Config, clock: Clock = systemClock): P
       redis.on('error', () => {});
       await redis.connect().catch(() => {});
     }
-    const chainClient = config.baseRpcUrl ? baseChainClient(config.baseRpcUrl) : undefined;
+    // Loaded only when configured: viem is large, and operator commands need none of it.
+    const chainClient = config.baseRpcUrl
+      ? (await import('./platform/chain-client.js')).baseChainClient(config.baseRpcUrl)
+      : undefined;
     const ctx: AppContext = { config, database, clock, pause, redis, appSecret, chainClient };
     return {
       ctx,
@@ -79,12 +81,4 @@ async function loadOrCreateSecret(file: string): Promise<Buffer> {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecret(file);
     throw error;
   }
-}
-
-/**
- * A client without a chain definition on purpose: viem then verifies ERC-6492 signatures with its
- * deployless validator instead of a verifier contract address that a local chain may not have.
- */
-export function baseChainClient(url: string): PublicClient {
-  return createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) });
 }

@@ -32,6 +32,27 @@ const STATEMENTS: Record<ChallengePurpose, string> = {
   wallet_ownership: 'Prove that you control this wallet to repo402.',
 };
 
+/**
+ * viem accepts a DNS name, an IPv4 address or localhost (with a port) as the EIP-4361 domain, but
+ * not an IPv6 literal: refuse such a BASE_URL at start-up rather than on every challenge.
+ */
+export function assertChallengeDomain(baseUrl: string): void {
+  try {
+    createSiweMessage({
+      domain: new URL(baseUrl).host,
+      uri: baseUrl,
+      address: '0x0000000000000000000000000000000000000000',
+      chainId: CHAIN_ID,
+      nonce: '0'.repeat(32),
+      version: '1',
+    });
+  } catch {
+    throw new Error(
+      `BASE_URL=${baseUrl}: its host cannot be the domain of a sign-in message; use a DNS name or an IPv4 address`,
+    );
+  }
+}
+
 export interface IssuedChallenge {
   nonce: string;
   purpose: ChallengePurpose;

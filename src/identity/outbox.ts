@@ -22,6 +22,7 @@ export interface OutgoingMessage {
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** A message left `sending` this long was taken by a process that died; it may be taken again. */
 const STALE_SENDING_MS = 10 * 60 * 1000;
+const RETRY_INTERVAL_MS = 5 * 60 * 1000;
 
 export function enqueueMessage(db: Db, message: OutgoingMessage, at: Date): Promise<string> {
   return insertMessage(db, { ...message, creatorId: message.creatorId ?? null, createdAt: at });
@@ -110,6 +111,25 @@ export async function deliverUndeliveredMessages(
   );
   for (const id of ids) await deliverMessage(ctx, id, log);
   return ids.length;
+}
+
+/**
+ * Retries undelivered messages every few minutes in this process until the app closes. Several
+ * processes may run it: a message is claimed before it is sent, so none is sent twice at once.
+ */
+export function startOutboxRetries(ctx: OutboxContext, log: FastifyBaseLogger): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    deliverUndeliveredMessages(ctx, log)
+      .catch((error) => log.error({ err: error }, 'outbox retry failed'))
+      .finally(() => {
+        running = false;
+      });
+  }, RETRY_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 function transportFor(config: Config, smtpUrl: string): Transporter {

@@ -1,7 +1,7 @@
 import { parseSiweMessage } from 'viem/siwe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { challenges } from '../../src/db/schema/index.js';
-import { CHALLENGE_TTL_MS } from '../../src/identity/challenges.js';
+import { assertChallengeDomain, CHALLENGE_TTL_MS } from '../../src/identity/challenges.js';
 import { encodeWalletSignature, verifyWalletSignatureHeader } from '../../src/identity/wallet-signature.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
@@ -119,6 +119,15 @@ describe.each(BACKENDS)('GET /api/auth/challenge on %s', (backend) => {
     const res = await t.app.inject({ url });
     expectError(res, 429, 'rate_limited');
     expect(res.headers['retry-after']).toBeDefined();
+  });
+});
+
+describe('challenge domain', () => {
+  it('refuses at start-up a BASE_URL whose host cannot be a sign-in domain', () => {
+    expect(() => assertChallengeDomain('http://[::1]:8402')).toThrow(/BASE_URL/);
+    for (const url of ['http://localhost:8402', 'https://repo402.example', 'http://127.0.0.1:8402']) {
+      expect(() => assertChallengeDomain(url)).not.toThrow();
+    }
   });
 });
 

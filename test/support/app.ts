@@ -5,8 +5,8 @@ import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
+import { baseChainClient } from '../../src/platform/chain-client.js';
 import { PauseSwitch } from '../../src/platform/pause.js';
-import { baseChainClient } from '../../src/runtime.js';
 import { ManualClock } from './clock.js';
 import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
 
