@@ -9,6 +9,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
+import { registerIdentityRoutes } from './identity/routes.js';
 import { installCors } from './platform/cors.js';
 import {
   clientErrorHandler,
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerSkillRoutes(app, ctx);
   registerDocsRoutes(app, ctx, [errorsPage, termsPage]);
   registerOpenApiRoute(app);
+  registerIdentityRoutes(app, ctx);
 
   return app;
 }

@@ -5,7 +5,6 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { type OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
 import { openRuntime } from './runtime.js';
-import { startServer } from './server.js';
 
 /**
  * Runs an operator command in the running server when there is one (through its control socket),
@@ -28,6 +27,8 @@ async function runOperation<N extends OperationName>(
 }
 
 async function serve(config: Config): Promise<void> {
+  // Imported here so operator commands start without loading the whole HTTP application.
+  const { startServer } = await import('./server.js');
   const server = await startServer(config);
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err) server.app.log.error({ err }, 'shutting down after an unhandled error');

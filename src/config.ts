@@ -59,6 +59,23 @@ const EnvSchema = z.object({
   RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
   RATE_LIMIT_MCP: rateLimit.default({ max: 300, windowSeconds: 60 }),
+  // Identity and compliance.
+  /** JSON-RPC endpoint of Base; enables smart-wallet (EIP-1271, ERC-6492) signature checks. */
+  BASE_RPC_URL: url(['http:', 'https:']).optional(),
+  /** Sanctioned addresses, one per line, `#` comments. */
+  SANCTIONS_FILE: z.string().min(1).optional(),
+  /** Comma-separated ISO 3166-1 alpha-2 codes refused with 451. */
+  BLOCKED_COUNTRIES: z
+    .string()
+    .regex(/^[A-Za-z]{2}(\s*,\s*[A-Za-z]{2})*$/, 'expected comma-separated two-letter country codes')
+    .optional(),
+  /** Request header set by a trusted proxy with the client's country (for example CF-IPCountry). */
+  COUNTRY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'expected a header name')
+    .optional(),
+  SMTP_URL: url(['smtp:', 'smtps:']).optional(),
+  MAIL_FROM: z.string().min(3).optional(),
 });
 
 export interface RateLimitRule {
@@ -88,6 +105,19 @@ export interface Config {
   /** Whether `serve` also runs the background job workers. */
   workers: boolean;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
+  /** Base JSON-RPC endpoint for smart-wallet signatures; without it only plain wallets verify. */
+  baseRpcUrl?: string;
+  compliance: ComplianceConfig;
+  /** Outgoing mail (outbox); without `smtpUrl` messages are logged and kept in the database. */
+  mail: { smtpUrl?: string; from: string };
+}
+
+export interface ComplianceConfig {
+  sanctionsFile?: string;
+  /** Upper-case ISO 3166-1 alpha-2 codes. */
+  blockedCountries: string[];
+  /** Lower-case header name; unset means no jurisdiction check. */
+  countryHeader?: string;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +167,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       creator: e.RATE_LIMIT_CREATOR,
       mcp: e.RATE_LIMIT_MCP,
       registration: REGISTRATION_RATE_LIMIT,
+    },
+    baseRpcUrl: e.BASE_RPC_URL,
+    compliance: {
+      sanctionsFile: e.SANCTIONS_FILE ? path.resolve(e.SANCTIONS_FILE) : undefined,
+      blockedCountries: (e.BLOCKED_COUNTRIES ?? '')
+        .split(',')
+        .map((code) => code.trim().toUpperCase())
+        .filter(Boolean),
+      countryHeader: e.COUNTRY_HEADER?.toLowerCase(),
+    },
+    mail: {
+      smtpUrl: e.SMTP_URL,
+      from: e.MAIL_FROM ?? `repo402 <no-reply@${new URL(e.BASE_URL ?? 'http://localhost').hostname}>`,
     },
   };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
+import type { PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import type { Clock } from './platform/clock.js';
@@ -20,6 +21,8 @@ export interface AppDeps {
   appSecret: Buffer;
   /** Background jobs; absent in processes that only run a one-off command. */
   jobs?: JobQueue;
+  /** A Base chain client (BASE_RPC_URL, or the devnet chain): smart-wallet signatures verify through it. */
+  chainClient?: PublicClient;
 }
 
 export interface AppContext extends AppDeps {

@@ -8,6 +8,7 @@ import { connectDatabase } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { JOBS } from './jobs.js';
 import { type Clock, systemClock } from './platform/clock.js';
+import { checkComplianceConfig } from './platform/compliance.js';
 import { JobQueue } from './platform/jobs.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
@@ -28,6 +29,7 @@ export interface RuntimeOptions {
  * queue) and closes it again in reverse order. `serve`, `worker` and local CLI commands start here.
  */
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  await checkComplianceConfig(config.compliance);
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const database = await connectDatabase(
@@ -59,6 +61,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       redis.on('error', () => {});
       await redis.connect().catch(() => {});
     }
+    // Loaded only when configured: viem is large, and operator commands need none of it.
+    const chainClient = config.baseRpcUrl
+      ? (await import('./platform/chain-client.js')).baseChainClient(config.baseRpcUrl)
+      : undefined;
     const mode = options.jobs ?? 'none';
     if (mode !== 'none') jobs = await JobQueue.open(database, JOBS, log);
     const ctx: AppContext = {
@@ -70,6 +76,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       redis,
       appSecret,
       jobs,
+      chainClient,
     };
     if (mode === 'workers') await jobs!.startWorkers(ctx, log);
     return {

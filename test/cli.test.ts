@@ -9,7 +9,7 @@ import { runCli, type ServerProcess, startServerProcess } from './support/proces
 
 const INVITE = /^r402inv_[A-Za-z0-9_-]{22}$/;
 
-describe('repo402 CLI', () => {
+describe('repo402 CLI', { timeout: 120_000 }, () => {
   let dataDir: string;
   let server: ServerProcess | undefined;
   beforeEach(async () => {

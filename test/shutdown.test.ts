@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startServerProcess } from './support/process.js';
 
-describe('graceful shutdown on SIGTERM', () => {
+describe('graceful shutdown on SIGTERM', { timeout: 120_000 }, () => {
   let dataDir: string;
   beforeEach(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-shutdown-'));

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
 import { JOBS } from '../../src/jobs.js';
+import { baseChainClient } from '../../src/platform/chain-client.js';
 import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { PauseSwitch } from '../../src/platform/pause.js';
@@ -50,7 +51,17 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', () => {});
   const log = createLogger(config.logLevel);
-  const ctx: AppContext = { config, log, database, clock, pause, redis, appSecret: Buffer.alloc(32, 7) };
+  const chainClient = config.baseRpcUrl ? baseChainClient(config.baseRpcUrl) : undefined;
+  const ctx: AppContext = {
+    config,
+    log,
+    database,
+    clock,
+    pause,
+    redis,
+    appSecret: Buffer.alloc(32, 7),
+    chainClient,
+  };
   if (options.jobs) {
     ctx.jobs = await JobQueue.open(database, options.jobs === true ? JOBS : options.jobs, log);
     await ctx.jobs.startWorkers(ctx, log);

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { issueChallenge } from './challenges.js';
+import { creatorOf, requireApiKey } from './guard.js';
+import {
+  ChallengeQuerySchema,
+  ChallengeSchema,
+  RotateKeyRequestSchema,
+  RotateKeyResponseSchema,
+  SessionRequestSchema,
+  SessionResponseSchema,
+} from './schemas.js';
+import { endSession, rotateAgentKey, startSession } from './wallet-auth.js';
+
+export function registerAuthRoutes(app: App, ctx: AppContext): void {
+  const limited = rateLimitConfig(ctx.config, 'auth');
+
+  app.get(
+    '/api/auth/challenge',
+    {
+      config: limited,
+      schema: {
+        tags: ['auth'],
+        summary: 'A single-use EIP-4361 message to sign, bound to one purpose; expires after 5 minutes',
+        querystring: ChallengeQuerySchema,
+        response: { 200: ChallengeSchema, ...errorResponses('invalid_request', 'rate_limited') },
+      },
+    },
+    async (request, reply) => {
+      const { address, purpose, new_payout_address } = request.query;
+      const challenge = await issueChallenge(ctx, { address, purpose, newPayoutAddress: new_payout_address });
+      reply.header('cache-control', 'no-store');
+      return {
+        nonce: challenge.nonce,
+        purpose: challenge.purpose,
+        address: challenge.address,
+        message: challenge.message,
+        issued_at: challenge.issuedAt.toISOString(),
+        expires_at: challenge.expiresAt.toISOString(),
+      };
+    },
+  );
+
+  app.post(
+    '/api/auth/rotate-key',
+    {
+      config: limited,
+      schema: {
+        tags: ['auth'],
+        summary:
+          'A new agent key for the creator whose payout address in force signed a rotate_key challenge; the old key is revoked at once',
+        body: RotateKeyRequestSchema,
+        response: {
+          200: RotateKeyResponseSchema,
+          ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { creator, key } = await rotateAgentKey(ctx, request.body);
+      reply.header('cache-control', 'no-store');
+      return {
+        api_key: key.apiKey,
+        handle: creator.handle,
+        scopes: key.scopes,
+        created_at: key.createdAt.toISOString(),
+      };
+    },
+  );
+
+  app.post(
+    '/api/auth/sessions',
+    {
+      config: limited,
+      schema: {
+        tags: ['auth'],
+        summary:
+          'Web sign-in: a wallet_ownership signature from the payout address in force gives a 12-hour session key',
+        body: SessionRequestSchema,
+        response: {
+          201: SessionResponseSchema,
+          ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { creator, key } = await startSession(ctx, request.body);
+      reply.code(201).header('cache-control', 'no-store');
+      return {
+        api_key: key.apiKey,
+        handle: creator.handle,
+        scopes: key.scopes,
+        expires_at: key.expiresAt!.toISOString(),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/auth/sessions/current',
+    {
+      config: limited,
+      preHandler: requireApiKey(ctx),
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign out: revokes the session key this request carries',
+        security: [{ apiKey: [] }],
+        response: {
+          204: z.null().meta({ description: 'Signed out' }),
+          ...errorResponses('invalid_request', 'invalid_key', 'rate_limited'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await endSession(ctx, creatorOf(request));
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { requestCreatorChanges } from './account-changes.js';
+import { creatorView } from './creators.js';
+import { creatorOf, requireApiKey } from './guard.js';
+import { IDEMPOTENCY_HEADER } from './idempotency.js';
+import { registerCreator } from './registration.js';
+import {
+  CreateCreatorRequestSchema,
+  CreateCreatorResponseSchema,
+  CreatorSchema,
+  UpdateCreatorRequestSchema,
+  UpdateCreatorResponseSchema,
+} from './schemas.js';
+import { creatorBody } from './views.js';
+
+const RegistrationHeadersSchema = z.looseObject({
+  [IDEMPOTENCY_HEADER]: z.uuid('expected a UUID').optional().meta({
+    description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
+  }),
+});
+
+export function registerCreatorRoutes(app: App, ctx: AppContext): void {
+  const creatorLimit = rateLimitConfig(ctx.config, 'creator');
+
+  app.post(
+    '/api/creators',
+    {
+      config: rateLimitConfig(ctx.config, 'registration'),
+      schema: {
+        tags: ['creator'],
+        summary: 'Register headless: returns the creator and its API key, shown once',
+        headers: RegistrationHeadersSchema,
+        body: CreateCreatorRequestSchema,
+        response: {
+          201: CreateCreatorResponseSchema,
+          ...errorResponses(
+            'invalid_request',
+            'payout_address_unverified',
+            'invite_required',
+            'sanctioned_counterparty',
+            'terms_version_stale',
+            'rate_limited',
+            'blocked_jurisdiction',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const result = await registerCreator(
+        ctx,
+        {
+          handle: body.handle,
+          payoutAddress: body.payout_address,
+          acceptedTermsVersion: body.accepted_terms_version,
+          addressProof: body.address_proof,
+          inviteCode: body.invite_code,
+          abuseContact: body.abuse_contact,
+        },
+        { headers: request.headers, idempotencyKey: request.headers[IDEMPOTENCY_HEADER], body },
+      );
+      // Only a 201 is ever recorded, so a replay is one too.
+      reply.code(201).header('cache-control', 'no-store');
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return result.body as z.infer<typeof CreateCreatorResponseSchema>;
+    },
+  );
+
+  app.get(
+    '/api/creators/me',
+    {
+      config: creatorLimit,
+      preHandler: requireApiKey(ctx),
+      schema: {
+        tags: ['creator'],
+        summary: 'The calling creator: values in force and pending changes',
+        security: [{ apiKey: [] }],
+        response: { 200: CreatorSchema, ...errorResponses('invalid_key', 'rate_limited') },
+      },
+    },
+    async (request, reply) => {
+      const view = await creatorView(ctx.database.db, creatorOf(request).id, ctx.clock.now());
+      reply.header('cache-control', 'no-store');
+      return creatorBody(view!);
+    },
+  );
+
+  app.patch(
+    '/api/creators/me',
+    {
+      config: creatorLimit,
+      preHandler: requireApiKey(ctx, 'account:write'),
+      schema: {
+        tags: ['creator'],
+        summary:
+          'Request a payout address or abuse contact change, signed by the payout address in force; it takes effect 48 hours later',
+        security: [{ apiKey: [] }],
+        body: UpdateCreatorRequestSchema,
+        response: {
+          200: UpdateCreatorResponseSchema,
+          ...errorResponses(
+            'invalid_request',
+            'payout_address_unverified',
+            'invalid_key',
+            'invalid_signature',
+            'step_up_required',
+            'insufficient_scope',
+            'sanctioned_counterparty',
+            'rate_limited',
+            'blocked_jurisdiction',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const view = await requestCreatorChanges(
+        ctx,
+        creatorOf(request),
+        {
+          payoutAddress: body.payout_address,
+          abuseContact: body.abuse_contact,
+          stepUp: body.step_up,
+          addressProof: body.address_proof,
+        },
+        request.headers,
+        request.log,
+      );
+      reply.header('cache-control', 'no-store');
+      return creatorBody(view);
+    },
+  );
+}

@@ -1,0 +1,69 @@
+import type { AppContext } from '../context.js';
+import { AppError } from '../platform/errors.js';
+import {
+  type AuthenticatedCreator,
+  type IssuedApiKey,
+  issueApiKey,
+  replaceAgentKey,
+  revokeApiKey,
+} from './api-keys.js';
+import { type ChallengePurpose, consumeChallenge, refusedAs, verifyChallenge } from './challenges.js';
+import { type CreatorRef, findCreatorByPayoutAddress } from './creators.js';
+import type { WalletProof } from './wallet-signature.js';
+
+export interface KeyForCreator {
+  creator: CreatorRef;
+  key: IssuedApiKey;
+}
+
+/**
+ * Key rotation: a `rotate_key` signature from the payout address in force is the credential (no
+ * Authorization header). The old agent key is revoked in the same transaction that issues the new
+ * one, which carries every current scope.
+ */
+export function rotateAgentKey(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
+  return withWalletProof(ctx, proof, 'rotate_key', (tx, creator, at) => replaceAgentKey(tx, creator.id, at));
+}
+
+/** Web sign-in: a `wallet_ownership` signature from the payout address in force gives a 12-hour session key. */
+export function startSession(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
+  return withWalletProof(ctx, proof, 'wallet_ownership', (tx, creator, at) =>
+    issueApiKey(tx, { creatorId: creator.id, kind: 'session', at }),
+  );
+}
+
+/** Sign-out: revokes the session key the request was made with. */
+export async function endSession(ctx: AppContext, creator: AuthenticatedCreator): Promise<void> {
+  if (creator.key.kind !== 'session') {
+    throw AppError.invalid(
+      [{ field: 'authorization', reason: 'not a web session key' }],
+      'Only a web session key signs out; an agent key is replaced with POST /api/auth/rotate-key',
+    );
+  }
+  await revokeApiKey(ctx.database.db, creator.key.id, ctx.clock.now());
+}
+
+async function withWalletProof(
+  ctx: AppContext,
+  proof: WalletProof,
+  purpose: ChallengePurpose,
+  issue: (tx: AppContext['database']['db'], creator: CreatorRef, at: Date) => Promise<IssuedApiKey>,
+): Promise<KeyForCreator> {
+  const challenge = await verifyChallenge(
+    ctx,
+    { nonce: proof.nonce, signature: proof.signature },
+    { purpose, address: proof.address },
+  ).catch(refusedAs('invalid_signature'));
+  const at = ctx.clock.now();
+  const creator = await findCreatorByPayoutAddress(ctx.database.db, proof.address, at);
+  if (!creator) {
+    throw new AppError('not_found', {
+      message: 'No creator has this address as its payout address in force',
+    });
+  }
+  const key = await ctx.database.db.transaction(async (tx) => {
+    await consumeChallenge(tx, challenge, at).catch(refusedAs('invalid_signature'));
+    return issue(tx, creator, at);
+  });
+  return { creator, key };
+}
