@@ -22,7 +22,6 @@ export interface OutgoingMessage {
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** A message left `sending` this long was taken by a process that died; it may be taken again. */
 const STALE_SENDING_MS = 10 * 60 * 1000;
-const RETRY_INTERVAL_MS = 5 * 60 * 1000;
 
 export function enqueueMessage(db: Db, message: OutgoingMessage, at: Date): Promise<string> {
   return insertMessage(db, { ...message, creatorId: message.creatorId ?? null, createdAt: at });
@@ -97,7 +96,8 @@ export async function deliverMessage(ctx: OutboxContext, id: string, log: Fastif
 
 /**
  * Retries what is still undelivered (a failed SMTP server, a process that stopped before
- * delivering). Meant for a periodic job; returns how many messages it tried.
+ * delivering); run by the periodic outbox job. Returns how many messages it tried. Several
+ * workers may run it: a message is claimed before it is sent, so none is sent twice at once.
  */
 export async function deliverUndeliveredMessages(
   ctx: OutboxContext,
@@ -111,25 +111,6 @@ export async function deliverUndeliveredMessages(
   );
   for (const id of ids) await deliverMessage(ctx, id, log);
   return ids.length;
-}
-
-/**
- * Retries undelivered messages every few minutes in this process until the app closes. Several
- * processes may run it: a message is claimed before it is sent, so none is sent twice at once.
- */
-export function startOutboxRetries(ctx: OutboxContext, log: FastifyBaseLogger): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    deliverUndeliveredMessages(ctx, log)
-      .catch((error) => log.error({ err: error }, 'outbox retry failed'))
-      .finally(() => {
-        running = false;
-      });
-  }, RETRY_INTERVAL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 function transportFor(config: Config, smtpUrl: string): Transporter {

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { outboxMessages } from '../../src/db/schema/index.js';
+import { outboxRetryJob } from '../../src/identity/jobs.js';
 import {
   deliverAfterCommit,
   deliverMessage,
@@ -74,6 +75,21 @@ describe.each(BACKENDS)('outbox on %s', (backend) => {
     const [sent] = await db.select().from(outboxMessages).where(eq(outboxMessages.id, id));
     expect(sent).toMatchObject({ status: 'sent', attempts: 2, lastError: null });
     expect(smtp.received).toHaveLength(1);
+  });
+
+  it('is retried by the periodic outbox job through the job queue', async () => {
+    t = await createTestApp({ backend, jobs: [outboxRetryJob] });
+    const db = t.ctx.database.db;
+    // Written but never delivered, as when a process stops between commit and delivery.
+    const id = await enqueueMessage(db, message, t.clock.now());
+    await t.ctx.jobs!.send(outboxRetryJob, {});
+    const deadline = Date.now() + 15_000;
+    let row: typeof outboxMessages.$inferSelect | undefined;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      [row] = await db.select().from(outboxMessages).where(eq(outboxMessages.id, id));
+    } while (row?.status !== 'logged' && Date.now() < deadline);
+    expect(row).toMatchObject({ status: 'logged', attempts: 1 });
   });
 
   it('delivers a message once even when two deliverers race for it', async () => {
