@@ -1,6 +1,6 @@
 /**
- * HTTP load benchmark: a bare Fastify JSON route against repo402's GET /api/health and
- * GET /api/terms, in one run, on this machine. Prints requests/s and p99 latency for each, with
+ * HTTP load benchmark: a bare Fastify JSON route against repo402's GET /api/health,
+ * GET /api/terms and GET /api/label (beside a bare route serving the same manifest), in one run. Prints requests/s and p99 latency for each, with
  * the ratio to the bare route. Usage: npm run bench -- [--duration 10] [--connections 50]
  */
 import { spawn } from 'node:child_process';
@@ -22,7 +22,7 @@ const connections = option('connections', 50);
 const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'servers.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
-const urls = await new Promise<{ bare: string; repo402: string }>((resolve, reject) => {
+const urls = await new Promise<{ bare: string; repo402: string; label: string }>((resolve, reject) => {
   let buffer = '';
   child.stdout.on('data', (chunk) => {
     buffer += chunk;
@@ -36,6 +36,8 @@ const targets = [
   { name: 'bare Fastify GET /bare', url: `${urls.bare}/bare` },
   { name: 'repo402 GET /api/health', url: `${urls.repo402}/api/health` },
   { name: 'repo402 GET /api/terms', url: `${urls.repo402}/api/terms` },
+  { name: 'bare Fastify GET /bare-label (same manifest)', url: `${urls.bare}/bare-label` },
+  { name: 'repo402 GET /api/label/{owner}/{slug}', url: `${urls.repo402}${urls.label}` },
 ];
 
 const results: { name: string; rps: number; p99: number; errors: number; non2xx: number }[] = [];

@@ -10,10 +10,10 @@ import path from 'node:path';
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
+import { seedBenchListing } from './seed-listing.js';
 
 const bare = Fastify({ logger: false });
 bare.get('/bare', async () => ({ status: 'ok' }));
-const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' });
 
 const port = await new Promise<number>((resolve) => {
   const probe = net.createServer().listen(0, '127.0.0.1', () => {
@@ -32,4 +32,11 @@ const config = loadConfig({
   RATE_LIMIT_PUBLIC: '100000000/60',
 });
 const server = await startServer(config);
-process.stdout.write(`${JSON.stringify({ bare: bareUrl, repo402: server.address })}\n`);
+const label = await seedBenchListing(server.runtime.ctx.database.db, new Date());
+// The same manifest from a bare Fastify route: what serving it costs without repo402's platform.
+const manifest = await (await fetch(`${server.address}/api/label/${label.owner}/${label.slug}`)).json();
+bare.get('/bare-label', async () => manifest);
+const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(
+  `${JSON.stringify({ bare: bareUrl, repo402: server.address, label: `/api/label/${label.owner}/${label.slug}` })}\n`,
+);

@@ -10,6 +10,9 @@ import {
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
 import { registerIdentityRoutes } from './identity/routes.js';
+import { registerListingRoutes } from './listings/routes.js';
+import { registerMcpRoutes } from './mcp/endpoint.js';
+import { registerPaymentRoutes } from './payments/routes.js';
 import { installCors } from './platform/cors.js';
 import {
   clientErrorHandler,
@@ -22,12 +25,17 @@ import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
 import { registerCatalogRoute } from './public/catalog.js';
-import { errorsPage, registerDocsRoutes, termsPage } from './public/docs.js';
+import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './public/docs.js';
 import { registerHealthRoute } from './public/health.js';
 import { registerHomeRoutes } from './public/home.js';
+import { registerLabelRoute } from './public/label.js';
+import { registerManifestPage } from './public/manifest-page.js';
 import { registerOpenApiRoute } from './public/openapi.js';
 import { registerSkillRoutes } from './public/skill.js';
+import { registerSnippetRoute } from './public/snippet.js';
 import { registerTermsRoute } from './public/terms-route.js';
+import { registerX402DiscoveryRoute } from './public/x402-discovery.js';
+import { registerReleaseRoutes } from './releases/routes.js';
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
@@ -119,9 +127,17 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);
   registerSkillRoutes(app, ctx);
-  registerDocsRoutes(app, ctx, [errorsPage, termsPage]);
+  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
   registerIdentityRoutes(app, ctx);
+  registerListingRoutes(app, ctx);
+  registerReleaseRoutes(app, ctx);
+  registerPaymentRoutes(app, ctx);
+  registerMcpRoutes(app, ctx);
+  registerLabelRoute(app, ctx);
+  registerManifestPage(app, ctx);
+  registerSnippetRoute(app, ctx);
+  registerX402DiscoveryRoute(app, ctx);
 
   return app;
 }

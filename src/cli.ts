@@ -1,10 +1,12 @@
 #!/usr/bin/env node
+import path from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
 import { openRuntime } from './runtime.js';
+import type { ImportResult } from './scan/advisory-import.js';
 
 /**
  * Runs an operator command in the running server when there is one (through its control socket),
@@ -26,25 +28,42 @@ async function runOperation<N extends OperationName>(
   }
 }
 
-async function serve(config: Config): Promise<void> {
-  // Imported here so operator commands start without loading the whole HTTP application.
-  const { startServer } = await import('./server.js');
-  const server = await startServer(config);
+interface Running {
+  log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  close(): Promise<void>;
+}
+
+/**
+ * Installs the signal handlers before start-up begins: a SIGTERM that arrives while the process is
+ * still starting (health may already answer) waits for start-up, then shuts down cleanly.
+ */
+async function runUntilSignalled(config: Config, start: () => Promise<Running>): Promise<void> {
+  const starting = start();
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-    if (err) server.app.log.error({ err }, 'shutting down after an unhandled error');
-    else server.app.log.info({ signal }, 'shutting down');
-    await server.close();
+    const running = await starting.catch(() => undefined);
+    if (!running) return;
+    if (err) running.log.error({ err }, 'shutting down after an unhandled error');
+    else running.log.info({ signal }, 'shutting down');
+    await running.close();
+  });
+  await starting;
+}
+
+function serve(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    // Imported here so operator commands start without loading the whole HTTP application.
+    const { startServer } = await import('./server.js');
+    const server = await startServer(config);
+    return { log: server.app.log, close: () => server.close() };
   });
 }
 
 /** Job workers without the HTTP API, for deployments that scale workers separately. */
-async function worker(config: Config): Promise<void> {
-  const runtime = await openRuntime(config, { jobs: 'workers' });
-  runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
-  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-    if (err) runtime.ctx.log.error({ err }, 'shutting down after an unhandled error');
-    else runtime.ctx.log.info({ signal }, 'shutting down');
-    await runtime.close();
+function worker(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    const runtime = await openRuntime(config, { jobs: 'workers' });
+    runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
+    return { log: runtime.ctx.log, close: () => runtime.close() };
   });
 }
 
@@ -88,6 +107,34 @@ program
   .action(async (options: { count: number }) => {
     const codes = (await runOperation('invites.create', { count: options.count })) as string[];
     process.stdout.write(`${codes.join('\n')}\n`);
+  });
+
+program
+  .command('advisories')
+  .description('manage the offline vulnerability and malware advisories')
+  .command('import <source>')
+  .description(
+    'load OSV records: a JSON file (a record or an array), a directory of them, or an OSV export zip',
+  )
+  .action(async (source: string) => {
+    const result = (await runOperation('advisories.import', {
+      source: path.resolve(source),
+    })) as ImportResult;
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+
+program
+  .command('devnet')
+  .description('the local devnet chain (PAYMENTS_MODE=devnet)')
+  .command('fund <address> <micro-usdc>')
+  .description('mint test USDC to an address; prints the transaction hash')
+  .action(async (address: string, micro: string) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address))
+      throw new InvalidArgumentError('address: expected 0x and 40 hex digits');
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(micro))
+      throw new InvalidArgumentError('micro-usdc: expected a decimal integer');
+    const hash = (await runOperation('devnet.fund', { address, amountMicro: micro })) as string;
+    process.stdout.write(`${hash}\n`);
   });
 
 program

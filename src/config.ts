@@ -59,6 +59,9 @@ const EnvSchema = z.object({
   RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
   RATE_LIMIT_MCP: rateLimit.default({ max: 300, windowSeconds: 60 }),
+  /** Lifetime of one quiet MCP notification stream (GET /api/mcp), and how many one IP may hold. */
+  MCP_STREAM_SECONDS: positiveInt.max(3600).default(300),
+  MCP_STREAMS_PER_IP: positiveInt.max(1000).default(4),
   // Identity and compliance.
   /** JSON-RPC endpoint of Base; enables smart-wallet (EIP-1271, ERC-6492) signature checks. */
   BASE_RPC_URL: url(['http:', 'https:']).optional(),
@@ -76,6 +79,46 @@ const EnvSchema = z.object({
     .optional(),
   SMTP_URL: url(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().min(3).optional(),
+  // Payments (docs/PAYMENTS.md).
+  /** `devnet` (default): a local chain in-process; `mainnet`: Base through FACILITATOR_URL. */
+  PAYMENTS_MODE: z.enum(['devnet', 'mainnet']).default('devnet'),
+  /** An x402 facilitator; required on mainnet, optional on devnet (instead of the in-process one). */
+  FACILITATOR_URL: url(['http:', 'https:']).optional(),
+  USDC_CONTRACT: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
+    .default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  /** Where buyers pay (payTo) on mainnet; on devnet the platform wallet derived from APP_SECRET. */
+  PLATFORM_PAYOUT_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
+    .optional(),
+  /** Platform fee in basis points of each purchase, kept from the creator's credit. */
+  PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
+  /** How long a buy waits for the facilitator's settle before answering 504 settlement_timeout. */
+  SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
+  // Hosted repositories and blobs.
+  /** Host name in hosted-repository remotes; defaults to the host of BASE_URL. */
+  SSH_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:]+\]$/, 'expected a host name')
+    .optional(),
+  /** Interface the SSH server listens on; defaults to HOST. */
+  SSH_LISTEN_HOST: z.string().min(1).optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  /** Key prefix inside the bucket, without slashes at either end. */
+  S3_PREFIX: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/,
+      'expected a key prefix without leading or trailing slashes',
+    )
+    .optional(),
 });
 
 export interface RateLimitRule {
@@ -105,11 +148,36 @@ export interface Config {
   /** Whether `serve` also runs the background job workers. */
   workers: boolean;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
+  mcp: { streamSeconds: number; streamsPerIp: number };
   /** Base JSON-RPC endpoint for smart-wallet signatures; without it only plain wallets verify. */
   baseRpcUrl?: string;
   compliance: ComplianceConfig;
   /** Outgoing mail (outbox); without `smtpUrl` messages are logged and kept in the database. */
   mail: { smtpUrl?: string; from: string };
+  payments: PaymentsConfig;
+  /** Hosted git over SSH: the host in remotes and the interface to listen on. */
+  ssh: { publicHost: string; listenHost: string };
+  /** S3-compatible blob storage; unset means blobs live under DATA_DIR/blobs. */
+  s3?: S3Config;
+}
+
+export interface PaymentsConfig {
+  mode: 'devnet' | 'mainnet';
+  facilitatorUrl?: string;
+  usdcContract: `0x${string}`;
+  platformPayoutAddress?: `0x${string}`;
+  feeBps: number;
+  settlementTimeoutMs: number;
+}
+
+export interface S3Config {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+  prefix?: string;
 }
 
 export interface ComplianceConfig {
@@ -146,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const e = parsed.data;
+  if (e.PAYMENTS_MODE === 'mainnet') {
+    const missing = (['FACILITATOR_URL', 'PLATFORM_PAYOUT_ADDRESS'] as const).filter((name) => !e[name]);
+    if (missing.length > 0)
+      throw new ConfigError(missing.map((name) => `${name}: required when PAYMENTS_MODE=mainnet`));
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -168,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mcp: e.RATE_LIMIT_MCP,
       registration: REGISTRATION_RATE_LIMIT,
     },
+    mcp: { streamSeconds: e.MCP_STREAM_SECONDS, streamsPerIp: e.MCP_STREAMS_PER_IP },
     baseRpcUrl: e.BASE_RPC_URL,
     compliance: {
       sanctionsFile: e.SANCTIONS_FILE ? path.resolve(e.SANCTIONS_FILE) : undefined,
@@ -181,5 +255,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpUrl: e.SMTP_URL,
       from: e.MAIL_FROM ?? `repo402 <no-reply@${new URL(e.BASE_URL ?? 'http://localhost').hostname}>`,
     },
+    payments: {
+      mode: e.PAYMENTS_MODE,
+      facilitatorUrl: e.FACILITATOR_URL,
+      usdcContract: e.USDC_CONTRACT as `0x${string}`,
+      platformPayoutAddress: e.PLATFORM_PAYOUT_ADDRESS as `0x${string}` | undefined,
+      feeBps: e.PLATFORM_FEE_BPS,
+      settlementTimeoutMs: e.SETTLEMENT_TIMEOUT_MS,
+    },
+    ssh: {
+      publicHost: e.SSH_HOST ?? new URL(e.BASE_URL ?? 'http://localhost').hostname,
+      listenHost: e.SSH_LISTEN_HOST ?? e.HOST,
+    },
+    s3: e.S3_BUCKET
+      ? {
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          endpoint: e.S3_ENDPOINT,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+          prefix: e.S3_PREFIX,
+        }
+      : undefined,
   };
 }

@@ -5,6 +5,8 @@ import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
+import type { PaymentRail } from './payments/rail.js';
+import type { BlobStore } from './platform/blobs.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
 import type { PauseSwitch } from './platform/pause.js';
@@ -19,10 +21,14 @@ export interface AppDeps {
   redis?: Redis;
   /** Key material for HMAC-signed tokens (quotes, download URLs). */
   appSecret: Buffer;
+  /** Release artifacts and SBOMs. */
+  blobs: BlobStore;
   /** Background jobs; absent in processes that only run a one-off command. */
   jobs?: JobQueue;
   /** A Base chain client (BASE_RPC_URL, or the devnet chain): smart-wallet signatures verify through it. */
   chainClient?: PublicClient;
+  /** Facilitator, chain and payTo (devnet or mainnet); opened by serve and worker, lazily by CLI commands. */
+  payments?: PaymentRail;
 }
 
 export interface AppContext extends AppDeps {

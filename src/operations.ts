@@ -3,6 +3,7 @@ import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
 import type { Operation, Operations } from './platform/control.js';
+import { importAdvisories } from './scan/advisory-import.js';
 
 function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
   return { args, run };
@@ -18,6 +19,19 @@ export const operations = {
   'invites.create': operation(
     z.object({ count: z.number().int().min(1).max(MAX_INVITES_PER_CALL) }),
     (ctx, { count }) => createInvites(ctx.database.db, count),
+  ),
+  'advisories.import': operation(z.object({ source: z.string().min(1) }), (ctx, { source }) =>
+    importAdvisories(ctx.database.db, source, ctx.clock.now()),
+  ),
+  'devnet.fund': operation(
+    z.object({
+      address: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+      amountMicro: z.string().regex(/^[0-9]{1,16}$/),
+    }),
+    async (ctx, { address, amountMicro }) => {
+      const { fundOnDevnet } = await import('./payments/devnet/fund.js');
+      return fundOnDevnet(ctx, address as `0x${string}`, BigInt(amountMicro));
+    },
   ),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
     await ctx.pause.set(paused);

@@ -7,6 +7,7 @@ import type { AppContext } from './context.js';
 import { connectDatabase } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { JOBS } from './jobs.js';
+import { openBlobStore } from './platform/blobs-config.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { checkComplianceConfig } from './platform/compliance.js';
 import { JobQueue } from './platform/jobs.js';
@@ -66,6 +67,16 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       ? (await import('./platform/chain-client.js')).baseChainClient(config.baseRpcUrl)
       : undefined;
     const mode = options.jobs ?? 'none';
+    // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
+    // journal); one-off commands open it on first use (src/payments/context.ts).
+    const payments =
+      mode === 'none'
+        ? undefined
+        : await (await import('./payments/rail.js')).openPaymentRail(config.payments, {
+            database,
+            appSecret,
+            baseClient: chainClient,
+          });
     if (mode !== 'none') jobs = await JobQueue.open(database, JOBS, log);
     const ctx: AppContext = {
       config,
@@ -76,7 +87,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       redis,
       appSecret,
       jobs,
-      chainClient,
+      // On devnet, smart-wallet signatures verify against the devnet chain.
+      chainClient: payments?.devnet?.publicClient ?? chainClient,
+      payments,
+      blobs: await openBlobStore(config),
     };
     if (mode === 'workers') await jobs!.startWorkers(ctx, log);
     return {

@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { App } from './context.js';
+import { type SshServer, startSshServer } from './git/ssh-server.js';
 import { operations } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { type ControlServer, controlSocketPath, startControlServer } from './platform/control.js';
@@ -19,8 +20,11 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
   const runtime = await openRuntime(config, { clock, jobs: config.workers ? 'workers' : 'queue' });
   let app: App | undefined;
   let control: ControlServer | undefined;
+  let ssh: SshServer | undefined;
   try {
     app = await buildApp(runtime.ctx);
+    // SSH first: once /api/health answers, remotes handed out by the API work.
+    ssh = await startSshServer(runtime.ctx);
     const address = await app.listen({ port: config.port, host: config.host });
     try {
       control = await startControlServer(controlSocketPath(config.dataDir), runtime.ctx, operations);
@@ -38,6 +42,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
       close: () => {
         closing ??= (async () => {
           await control?.close();
+          await ssh?.close();
           await started.close();
           await runtime.close();
         })();
@@ -46,6 +51,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
     };
   } catch (error) {
     await control?.close();
+    await ssh?.close();
     await app?.close();
     await runtime.close();
     throw error;

@@ -37,12 +37,25 @@ export type AnyJobSpec = JobSpec<any>;
 
 export const PGBOSS_SCHEMA = 'pgboss';
 
-/** pg-boss talks to our database through this adapter, so it works on PGlite as on PostgreSQL. */
-function bossAdapter(database: Database): PgBoss.Db {
-  return {
-    executeSql: (text, values) =>
-      values && values.length > 0 ? database.query(text, values) : database.execScript(text),
+/**
+ * pg-boss talks to our database through this adapter, so it works on PGlite as on PostgreSQL.
+ * pg-boss records a job's outcome without awaiting it; a handler that outlives `stop()` would
+ * then write to a closed database and raise an unhandled rejection. Once stopped, the adapter
+ * drops such late writes: shutdown already marked those jobs failed, and they are retried.
+ */
+function bossAdapter(database: Database, log: FastifyBaseLogger) {
+  let stopped = false;
+  const db: PgBoss.Db = {
+    async executeSql(text, values) {
+      if (stopped) {
+        log.warn('a job finished after the queue stopped; it was marked failed at shutdown and will be retried');
+        // What a completion command answers when it changed nothing.
+        return { rows: [{ count: 0 }] };
+      }
+      return values && values.length > 0 ? database.query(text, values) : database.execScript(text);
+    },
   };
+  return { db, markStopped: () => (stopped = true) };
 }
 
 export interface SendOptions {
@@ -57,10 +70,12 @@ export class JobQueue {
   private constructor(
     private readonly boss: PgBoss,
     private readonly specs: AnyJobSpec[],
+    private readonly markStopped: () => void,
   ) {}
 
   static async open(database: Database, specs: AnyJobSpec[], log: FastifyBaseLogger): Promise<JobQueue> {
-    const boss = new PgBoss({ db: bossAdapter(database), schema: PGBOSS_SCHEMA });
+    const adapter = bossAdapter(database, log);
+    const boss = new PgBoss({ db: adapter.db, schema: PGBOSS_SCHEMA });
     boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
     await boss.start();
     for (const spec of specs) {
@@ -73,7 +88,7 @@ export class JobQueue {
         expireInSeconds: spec.expireInSeconds ?? 15 * 60,
       });
     }
-    return new JobQueue(boss, specs);
+    return new JobQueue(boss, specs, adapter.markStopped);
   }
 
   async send<T>(spec: JobSpec<T>, data: T, options: SendOptions = {}): Promise<string | null> {
@@ -111,6 +126,7 @@ export class JobQueue {
   /** Lets running jobs finish (up to `timeoutMs`), then stops polling. The database stays open. */
   async stop(timeoutMs = 10_000): Promise<void> {
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: timeoutMs });
+    this.markStopped();
   }
 
   /** For tests and the operator: the state of one job. */

@@ -111,6 +111,14 @@ a.card:hover { border-color: var(--accent); }
 .error-code:target { background: #fffbeb; }
 .muted { color: var(--muted); }
 .prose img { max-width: 100%; }
+.big { font-size: 24px; font-weight: 700; margin: 2px 0; }
+.notice { background: #fef3c7; border: 1px solid #fde68a; color: var(--warn); border-radius: 8px; padding: 10px 14px; font-weight: 600; }
+.facts .card { margin: 0; }
+.num { text-align: right; white-space: nowrap; color: var(--muted); }
+code.hash { word-break: break-all; }
+.badge + .badge { margin-left: 6px; }
+.readme { border: 1px solid var(--line); border-radius: 10px; padding: 4px 18px; overflow-x: auto; }
+details summary { cursor: pointer; color: var(--muted); }
 @media (max-width: 600px) {
   body { font-size: 15px; }
   h1 { font-size: 25px; }

@@ -3,6 +3,7 @@ import type { App, AppContext } from '../context.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
 import { Markdown, renderPage } from '../platform/page.js';
 import { API_CATALOG_LINK } from './catalog.js';
+import { buyingGuide, sellingGuide } from './guides.js';
 import { currentTerms } from './terms.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: true });
@@ -105,6 +106,35 @@ export const termsPage: DocPage = {
     });
   },
 };
+
+function guidePage(
+  path: string,
+  title: string,
+  summary: string,
+  source: (baseUrl: string) => string,
+): DocPage {
+  return {
+    path,
+    title,
+    summary,
+    render: (baseUrl) =>
+      renderPage({ title, path, baseUrl, children: <Markdown html={markdown.render(source(baseUrl))} /> }),
+  };
+}
+
+export const buyingPage = guidePage(
+  '/docs/buying',
+  'Buying',
+  'Read a manifest, pay over HTTP 402, download, fetch again; over HTTP, MCP or the agent skill.',
+  buyingGuide,
+);
+
+export const sellingPage = guidePage(
+  '/docs/selling',
+  'Selling',
+  'Register, list a repository, push tags, price and publish.',
+  sellingGuide,
+);
 
 function docsIndex(baseUrl: string, pages: DocPage[]): string {
   return renderPage({

@@ -30,8 +30,8 @@ function homePage(baseUrl: string): string {
           <div class="card">
             <h3>Sell your repository</h3>
             <p>
-              Register with an invite code and a signed payout address, create a listing, push your tags over
-              SSH or connect a private GitHub repository.
+              Register with an invite code and a signed payout address, create a listing and push your tags
+              over SSH. <a href="/docs/selling">How to sell</a>.
             </p>
           </div>
           <div class="card">

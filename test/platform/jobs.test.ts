@@ -69,4 +69,35 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
     expect(first).toBeTruthy();
     expect(second).toBeNull();
   });
+
+  it('drops the outcome of a job that outlives shutdown instead of writing to a closed database', async () => {
+    let release!: () => void;
+    let started = false;
+    const stuck: AnyJobSpec = {
+      name: 'test-stuck',
+      data: z.object({}),
+      run: async () => {
+        started = true;
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        throw new Error('finished late');
+      },
+    };
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      t = await createTestApp({ backend, jobs: [stuck] });
+      await t.ctx.jobs!.send(stuck, {});
+      await until(() => started);
+      await t.close(); // waits 2 s for the job, then closes the database under it
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      t = undefined as never;
+    }
+  });
 });

@@ -319,7 +319,8 @@ describe('malformed requests', () => {
     expect([...seen.keys()]).toEqual(expect.arrayContaining(['invalid_request', 'not_found']));
     const allowed = ['invalid_request', 'not_found', 'invalid_key', 'invalid_signature', 'rate_limited'];
     expect([...seen.keys()].filter((code) => !allowed.includes(code))).toEqual([]);
-  });
+    // Hundreds of requests, one per case and route: slow on a loaded two-core machine.
+  }, 180_000);
 
   it('names each failing field in details.issues', async () => {
     const res = await rawRequest(

@@ -38,3 +38,35 @@ describe('GET /docs/errors', () => {
     expect(res.body).toContain('href="/docs/terms"');
   });
 });
+
+describe('the buying and selling guides', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('are linked from /docs and show commands with the real base URL', async () => {
+    const index = await t.app.inject({ method: 'GET', url: '/docs' });
+    expect(index.body).toContain('href="/docs/buying"');
+    expect(index.body).toContain('href="/docs/selling"');
+    const buying = await t.app.inject({ method: 'GET', url: '/docs/buying' });
+    expect(buying.statusCode).toBe(200);
+    expect(buying.headers.link).toContain('api-catalog');
+    expect(buying.body).toContain(`${t.config.baseUrl}/api/r/&lt;owner&gt;/&lt;slug&gt;`);
+    for (const word of [
+      'PAYMENT-SIGNATURE',
+      'X-Quote-Id',
+      'settlement_pending',
+      'fetch_release',
+      'SKILL.md',
+    ]) {
+      expect(buying.body).toContain(word);
+    }
+    const selling = await t.app.inject({ method: 'GET', url: '/docs/selling' });
+    expect(selling.statusCode).toBe(200);
+    for (const word of ['address_proof', 'ssh_public_key', 'GIT_SSH_COMMAND', '/publish', 'Rail A']) {
+      expect(selling.body).toContain(word);
+    }
+  });
+});

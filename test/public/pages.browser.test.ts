@@ -6,6 +6,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
+import { PAGE_COMPUTED, PAGE_SCAN, publishedListingFixture } from '../support/listings.js';
 
 const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
 
@@ -53,6 +54,76 @@ describe('pages in a real browser', () => {
     await page.goto(`${base}/docs/errors#price_changed`);
     expect(await page.locator('#price_changed h3').textContent()).toContain('price_changed');
     expect(await page.locator('#price_changed').evaluate((el) => el.matches(':target'))).toBe(true);
+    await page.close();
+  });
+
+  for (const width of [1280, 375]) {
+    it(`renders a manifest page readably at ${width}px`, async () => {
+      const f = await publishedListingFixture(t, {
+        priceMicro: 9_000_000n,
+        description: 'Generates changelogs from commits',
+        releases: [{ version: '2.1.0', computed: PAGE_COMPUTED, scan: PAGE_SCAN }],
+      });
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const messages: string[] = [];
+      page.on('console', (message) => messages.push(message.text()));
+      const response = await page.goto(`${base}/${f.owner}/${f.slug}`);
+      expect(response?.status()).toBe(200);
+      expect(await page.locator('h1').first().textContent()).toBe(f.slug);
+      expect(await page.locator('#description').textContent()).toContain('Generates changelogs');
+      expect(await page.locator('#price .big').textContent()).toBe('$9.00');
+      expect(await page.locator('#version .big').textContent()).toBe('2.1.0');
+      expect(await page.locator('#scan .badge').textContent()).toBe('pass');
+      expect(await page.locator('#readme h1').textContent()).toBe('Fixture tool');
+      expect(await page.locator('#tree tr').count()).toBe(3);
+      expect(await page.locator('#buy li').count()).toBe(3);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      // The CSP blocks nothing the page itself needs (its stylesheet).
+      expect(messages.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `manifest-${width}.png`), fullPage: true });
+      await page.close();
+    });
+  }
+
+  it('renders a hostile README inert: no script runs, no javascript: link, no raw HTML elements', async () => {
+    const f = await publishedListingFixture(t, {
+      releases: [
+        {
+          version: '1.0.0',
+          files: {
+            'README.md': [
+              '# Hostile',
+              '<script>window.__pwned = 1; alert(1)</script>',
+              '[click me](javascript:window.__pwned=2)',
+              '<img src="x" onerror="window.__pwned=3">',
+              '<a href="javascript:window.__pwned=4">raw link</a>',
+              '<iframe src="https://example.com"></iframe>',
+              '![logo](javascript:window.__pwned=5)',
+              '',
+            ].join('\n\n'),
+          },
+        },
+      ],
+    });
+    const page = await browser.newPage();
+    let dialogs = 0;
+    page.on('dialog', async (dialog) => {
+      dialogs++;
+      await dialog.dismiss();
+    });
+    const response = await page.goto(`${base}/${f.owner}/${f.slug}`);
+    expect(response?.status()).toBe(200);
+    await page.waitForTimeout(300);
+    const readme = page.locator('#readme');
+    expect(await readme.locator('h1').textContent()).toBe('Hostile');
+    expect(await readme.locator('script, iframe, img[onerror], [onerror]').count()).toBe(0);
+    const hrefs = await readme
+      .locator('a')
+      .evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
+    expect(hrefs.filter((href) => /^\s*javascript:/i.test(href))).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(dialogs).toBe(0);
     await page.close();
   });
 });

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
 import { JOBS } from '../../src/jobs.js';
+import { openBlobStore } from '../../src/platform/blobs-config.js';
 import { baseChainClient } from '../../src/platform/chain-client.js';
 import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
 import { createLogger } from '../../src/platform/logger.js';
@@ -61,6 +62,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     redis,
     appSecret: Buffer.alloc(32, 7),
     chainClient,
+    blobs: await openBlobStore(config),
   };
   if (options.jobs) {
     ctx.jobs = await JobQueue.open(database, options.jobs === true ? JOBS : options.jobs, log);

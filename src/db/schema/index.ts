@@ -1,3 +1,6 @@
 // Every domain's tables, so Drizzle (queries and drizzle-kit) sees one schema.
 export * from './identity.js';
+export * from './listings.js';
+export * from './payments.js';
 export * from './platform.js';
+export * from './scan.js';

@@ -1,0 +1,234 @@
+/**
+ * Purchases per second, in one run: (1) repo402's full buy path on the devnet chain (in-process
+ * facilitator, real settlement transactions); (2) the same path with an instant facilitator (no
+ * chain work in verify/settle); (3) the reference @x402/express middleware with the same instant
+ * facilitator, selling a JSON route. Each purchase is what a buyer does: GET (402), sign with the
+ * official client, GET again with PAYMENT-SIGNATURE, by a fresh wallet. Client and servers share
+ * this process and its cores. Usage: npx tsx bench/payments.ts [--purchases 200] [--concurrency 8]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { FacilitatorClient } from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import express from 'express';
+import pg from 'pg';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { loadConfig } from '../src/config.js';
+import { creators, listings, releases } from '../src/db/schema/index.js';
+import { startServer } from '../src/server.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: number) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+const purchases = option('purchases', 200);
+const concurrency = option('concurrency', 8);
+
+const instantFacilitator: FacilitatorClient = {
+  verify: async (payload: PaymentPayload) => ({
+    isValid: true,
+    payer: (payload.payload as { authorization: { from: string } }).authorization.from,
+  }),
+  settle: async (payload: PaymentPayload) => ({
+    success: true,
+    transaction: `0x${randomBytes(32).toString('hex')}`,
+    network: 'eip155:8453',
+    payer: (payload.payload as { authorization: { from: string } }).authorization.from,
+  }),
+  getSupported: async () => ({
+    kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }],
+    extensions: [],
+    signers: {},
+  }),
+};
+
+function buyer() {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const client = new x402Client()
+    .register('eip155:*', new ExactEvmClientScheme(account))
+    .setSpendControls(false);
+  return { account, fetch: wrapFetchWithPayment(fetch, client) };
+}
+
+interface Result {
+  name: string;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+async function measure(name: string, url: string, buyers: ReturnType<typeof buyer>[]): Promise<Result> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < buyers.length) {
+        const b = buyers[next++]!;
+        const t0 = performance.now();
+        const res = await b.fetch(url).catch(() => undefined);
+        if (res?.status !== 200) failures += 1;
+        await res?.arrayBuffer();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
+  return {
+    name,
+    perSecond: Math.round((buyers.length / seconds) * 10) / 10,
+    p50: at(0.5),
+    p99: at(0.99),
+    failures,
+  };
+}
+
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-bench-pay-'));
+// --postgres: run on the machine's PostgreSQL (a database of its own, dropped afterwards) instead of PGlite.
+const postgresAdmin = args.includes('--postgres') ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined;
+const databaseName = `repo402_bench_${randomBytes(4).toString('hex')}`;
+const adminQuery = async (sql: string) => {
+  const client = new pg.Client({ connectionString: postgresAdmin });
+  await client.connect();
+  await client.query(sql);
+  await client.end();
+};
+if (postgresAdmin) await adminQuery(`create database ${databaseName}`);
+const port = await new Promise<number>((resolve) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port: free } = probe.address() as AddressInfo;
+    probe.close(() => resolve(free));
+  });
+});
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  BASE_URL: `http://127.0.0.1:${port}`,
+  LOG_LEVEL: 'warn',
+  WORKERS: 'false',
+  ...(postgresAdmin ? { DATABASE_URL: postgresAdmin.replace(/\/postgres$/, `/${databaseName}`) } : {}),
+});
+const server = await startServer(config);
+try {
+  const base = server.address;
+  const { ctx } = server.runtime;
+  const rail = ctx.payments!;
+  const db = ctx.database.db;
+  // Bench fixture: a creator, a published listing and one passing release written directly.
+  const [creator] = await db
+    .insert(creators)
+    .values({
+      handle: 'bench-seller',
+      payoutAddress: privateKeyToAccount(generatePrivateKey()).address,
+      abuseContact: 'abuse@example.com',
+      acceptedTermsVersion: 'bench',
+      createdAt: new Date(),
+    })
+    .returning();
+  const [listing] = await db
+    .insert(listings)
+    .values({
+      creatorId: creator!.id,
+      owner: 'bench-seller',
+      slug: 'bench-kit',
+      source: 'hosted',
+      status: 'published',
+      priceMicro: 2_000_000n,
+      updatePriceMicro: 500_000n,
+      description: 'bench',
+      triggerHint: 'bench',
+      createdAt: new Date(),
+      publishedAt: new Date(),
+    })
+    .returning();
+  await ctx.blobs.putBytes('bench/1.0.0.zip', Buffer.alloc(4096, 1), 'application/zip');
+  await db.insert(releases).values({
+    listingId: listing!.id,
+    version: '1.0.0',
+    major: 1,
+    minor: 0,
+    patch: 0,
+    tag: 'v1.0.0',
+    commitSha: 'a'.repeat(40),
+    artifactKey: 'bench/1.0.0.zip',
+    artifactSha256: 'b'.repeat(64),
+    sizeBytes: 4096,
+    publishedAt: new Date(),
+    changelog: 'bench',
+    verdict: 'pass',
+    updatePriceMicro: 500_000n,
+  });
+  const resource = `${base}/api/r/bench-seller/bench-kit`;
+
+  const results: Result[] = [];
+  const funded = Array.from({ length: purchases }, buyer);
+  for (const b of funded) await rail.devnet!.fund(b.account.address, 2_000_000n);
+  results.push(
+    await measure('repo402, devnet chain (in-process facilitator, real settlement)', resource, funded),
+  );
+
+  rail.facilitator = instantFacilitator;
+  results.push(
+    await measure('repo402, instant facilitator', resource, Array.from({ length: purchases }, buyer)),
+  );
+
+  const expressApp = express();
+  const resourceServer = new x402ResourceServer(instantFacilitator).register(
+    'eip155:8453',
+    new ExactEvmServerScheme(),
+  );
+  expressApp.use(
+    paymentMiddleware(
+      {
+        'GET /r': {
+          accepts: { scheme: 'exact', price: '$2', network: 'eip155:8453', payTo: rail.payTo },
+          description: 'bench',
+          mimeType: 'application/json',
+        },
+      },
+      resourceServer,
+    ),
+  );
+  expressApp.get('/r', (_req, res) => {
+    res.json({ ok: true });
+  });
+  const listener = expressApp.listen(0, '127.0.0.1');
+  await new Promise((resolve) => listener.once('listening', resolve));
+  const expressUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/r`;
+  results.push(
+    await measure(
+      '@x402/express reference middleware, instant facilitator',
+      expressUrl,
+      Array.from({ length: purchases }, buyer),
+    ),
+  );
+  listener.close();
+
+  const database = postgresAdmin ? 'PostgreSQL' : 'PGlite';
+  console.log(
+    `\n${purchases} purchases per scenario, ${concurrency} concurrent buyers, ${database}, ${os.cpus().length} CPUs\n`,
+  );
+  console.log('| scenario | purchases/s | p50 ms | p99 ms | failures |');
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const r of results)
+    console.log(`| ${r.name} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.failures} |`);
+} finally {
+  await server.close();
+  await rm(dataDir, { recursive: true, force: true });
+  if (postgresAdmin) await adminQuery(`drop database if exists ${databaseName} with (force)`);
+}
+process.exit(0);

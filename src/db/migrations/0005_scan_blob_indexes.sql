@@ -1,0 +1,2 @@
+ALTER TABLE "release_blobs" DROP CONSTRAINT "release_blobs_listing_id_version_blob_sha_pk";--> statement-breakpoint
+CREATE INDEX "release_blobs_release" ON "release_blobs" USING btree ("listing_id","version");

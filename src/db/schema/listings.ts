@@ -1,0 +1,148 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { creators } from './identity.js';
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** micro-USDC: exact integers, read and written as `bigint`. */
+const micro = (name: string) => numeric(name, { precision: 20, scale: 0, mode: 'bigint' });
+
+/**
+ * A listing. `owner` is the creator's handle, copied so public routes resolve `/{owner}/{slug}`
+ * with one index lookup. `price_micro` stays null until the creator sets a price (zero is a free
+ * listing, which is not the same as no price).
+ */
+export const listings = pgTable(
+  'listings',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    creatorId: uuid('creator_id')
+      .notNull()
+      .references(() => creators.id),
+    owner: text('owner').notNull(),
+    slug: text('slug').notNull(),
+    source: text('source', { enum: ['hosted', 'github'] }).notNull(),
+    status: text('status', { enum: ['draft', 'published', 'retired'] })
+      .notNull()
+      .default('draft'),
+    priceMicro: micro('price_micro'),
+    updatePriceMicro: micro('update_price_micro').notNull().default(sql`0`),
+    description: text('description').notNull().default(''),
+    triggerHint: text('trigger_hint').notNull().default(''),
+    /** SPDX id of the LICENSE committed through the licence route, if any. */
+    licence: text('licence'),
+    createdAt: at('created_at').notNull(),
+    publishedAt: at('published_at'),
+    retiredAt: at('retired_at'),
+  },
+  (table) => [
+    uniqueIndex('listings_owner_slug').on(table.owner, table.slug),
+    index('listings_creator_created').on(table.creatorId, table.createdAt, table.id),
+  ],
+);
+
+/**
+ * SSH public keys allowed to push to and fetch from one hosted listing's repository. Replacing the
+ * key revokes the old row; at most one live key per listing.
+ */
+export const deployKeys = pgTable(
+  'deploy_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    /** `SHA256:` + unpadded base64 of the key blob, as `ssh-keygen -lf` prints it. */
+    fingerprint: text('fingerprint').notNull(),
+    algorithm: text('algorithm').notNull(),
+    /** The OpenSSH one-line form, without its comment. */
+    publicKey: text('public_key').notNull(),
+    createdAt: at('created_at').notNull(),
+    revokedAt: at('revoked_at'),
+  },
+  (table) => [
+    uniqueIndex('deploy_keys_live_listing').on(table.listingId).where(sql`${table.revokedAt} is null`),
+    index('deploy_keys_fingerprint').on(table.fingerprint),
+  ],
+);
+
+/**
+ * A requested cut of one version: written by a pushed tag or by sync before the job runs, so the
+ * version is claimed at once (`version_exists`) and a dropped job can be re-sent. The job turns it
+ * into a `releases` row (`state = cut`) or records why it could not (`failed`).
+ */
+export const releaseCuts = pgTable(
+  'release_cuts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    version: text('version').notNull(),
+    tag: text('tag').notNull(),
+    commitSha: text('commit_sha').notNull(),
+    trigger: text('trigger', { enum: ['push', 'sync'] }).notNull(),
+    state: text('state', { enum: ['queued', 'cut', 'failed'] })
+      .notNull()
+      .default('queued'),
+    failureReason: text('failure_reason'),
+    requestedAt: at('requested_at').notNull(),
+    finishedAt: at('finished_at'),
+  },
+  (table) => [
+    uniqueIndex('release_cuts_listing_version').on(table.listingId, table.version),
+    index('release_cuts_state').on(table.state),
+  ],
+);
+
+/**
+ * One release: the snapshot of a tagged commit and what inspection found. Rows are never deleted
+ * (the public log keeps failing releases too) and `verdict` moves only from `pending`, once.
+ * `major`/`minor`/`patch` order releases by version.
+ */
+export const releases = pgTable(
+  'releases',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    version: text('version').notNull(),
+    major: integer('major').notNull(),
+    minor: integer('minor').notNull(),
+    patch: integer('patch').notNull(),
+    tag: text('tag').notNull(),
+    commitSha: text('commit_sha').notNull(),
+    artifactKey: text('artifact_key').notNull(),
+    artifactSha256: text('artifact_sha256').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    sbomKey: text('sbom_key'),
+    publishedAt: at('published_at').notNull(),
+    changelog: text('changelog').notNull(),
+    diffSummary: jsonb('diff_summary'),
+    computed: jsonb('computed'),
+    scan: jsonb('scan'),
+    verdict: text('verdict', { enum: ['pending', 'pass', 'fail'] })
+      .notNull()
+      .default('pending'),
+    analyzerVersion: text('analyzer_version'),
+    scannerVersion: text('scanner_version'),
+    /** Prices in force when the release was cut. */
+    priceMicro: micro('price_micro'),
+    updatePriceMicro: micro('update_price_micro').notNull(),
+  },
+  (table) => [
+    uniqueIndex('releases_listing_version').on(table.listingId, table.version),
+    index('releases_listing_order').on(table.listingId, table.major, table.minor, table.patch),
+  ],
+);

@@ -1,0 +1,176 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { creators } from './identity.js';
+import { listings } from './listings.js';
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** micro-USDC: exact integers, read and written as `bigint`. */
+const micro = (name: string) => numeric(name, { precision: 20, scale: 0, mode: 'bigint' });
+
+/**
+ * One EIP-3009 authorization we were asked to settle (DESIGN.md item 8). The row is written
+ * before `settle` is called; its unique key (asset, payer, nonce) is the replay guard, so one
+ * authorization can never become two purchases. `settling` rows are driven to `settled` by a
+ * retry with the same authorization or by the reconciler; `failed` ones may be retried.
+ * Addresses are stored lower case.
+ */
+export const payments = pgTable(
+  'payments',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    asset: text('asset').notNull(),
+    payer: text('payer').notNull(),
+    nonce: text('nonce').notNull(),
+    network: text('network').notNull(),
+    payTo: text('pay_to').notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    /** Whose ledger the settled amount is credited to. */
+    creatorId: uuid('creator_id')
+      .notNull()
+      .references(() => creators.id),
+    version: text('version').notNull(),
+    kind: text('kind', { enum: ['new', 'update'] }).notNull(),
+    fromVersion: text('from_version'),
+    /** The update price in force when quoted: `0` stamps the purchase `all_versions`. */
+    updatePriceMicro: micro('update_price_micro').notNull(),
+    source: text('source', { enum: ['http', 'mcp'] }).notNull(),
+    /** The x402 PaymentPayload and PaymentRequirements, replayed verbatim to the facilitator. */
+    payload: jsonb('payload').notNull(),
+    requirements: jsonb('requirements').notNull(),
+    validBefore: at('valid_before').notNull(),
+    state: text('state', { enum: ['settling', 'settled', 'failed'] }).notNull(),
+    /** While in the future, one request or job is driving this row; others wait or answer pending. */
+    leaseUntil: at('lease_until'),
+    attempts: integer('attempts').notNull().default(0),
+    transaction: text('transaction'),
+    errorReason: text('error_reason'),
+    createdAt: at('created_at').notNull(),
+    updatedAt: at('updated_at').notNull(),
+    settledAt: at('settled_at'),
+  },
+  (table) => [
+    uniqueIndex('payments_authorization').on(table.asset, table.payer, table.nonce),
+    index('payments_state').on(table.state, table.updatedAt),
+  ],
+);
+
+/** A grant of one version to one wallet: paid (with its payment) or free. */
+export const purchases = pgTable(
+  'purchases',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    wallet: text('wallet').notNull(),
+    version: text('version').notNull(),
+    kind: text('kind', { enum: ['new', 'update'] }).notNull(),
+    fromVersion: text('from_version'),
+    amountMicro: micro('amount_micro').notNull(),
+    /** Made while the update price was 0: every later version is the holder's too. */
+    allVersions: boolean('all_versions').notNull(),
+    source: text('source', { enum: ['http', 'mcp'] }).notNull(),
+    paymentId: uuid('payment_id').references(() => payments.id),
+    transaction: text('transaction'),
+    createdAt: at('created_at').notNull(),
+  },
+  (table) => [
+    uniqueIndex('purchases_payment').on(table.paymentId),
+    index('purchases_wallet_listing').on(table.wallet, table.listingId),
+  ],
+);
+
+/** Versions a wallet holds. `all_versions` purchases also entitle later versions (see entitlements.ts). */
+export const entitlements = pgTable(
+  'entitlements',
+  {
+    wallet: text('wallet').notNull(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    version: text('version').notNull(),
+    purchaseId: uuid('purchase_id')
+      .notNull()
+      .references(() => purchases.id),
+    createdAt: at('created_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.wallet, table.listingId, table.version] }),
+    index('entitlements_wallet_page').on(table.wallet, table.createdAt, table.listingId, table.version),
+  ],
+);
+
+/**
+ * The creators' ledger: a `credit` per settled purchase (net of the platform fee) and a `sweep`
+ * per payout, with `sweep_reversal` when a payout transfer definitively failed. A creator's
+ * balance is credits − sweeps + reversals; amounts are always positive.
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    creatorId: uuid('creator_id')
+      .notNull()
+      .references(() => creators.id),
+    kind: text('kind', { enum: ['credit', 'sweep', 'sweep_reversal'] }).notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    feeMicro: micro('fee_micro').notNull().default(sql`0`),
+    purchaseId: uuid('purchase_id').references(() => purchases.id),
+    sweepId: uuid('sweep_id'),
+    createdAt: at('created_at').notNull(),
+  },
+  (table) => [
+    index('ledger_entries_creator').on(table.creatorId),
+    uniqueIndex('ledger_entries_purchase').on(table.purchaseId),
+    check('ledger_entries_positive', sql`${table.amountMicro} > 0`),
+  ],
+);
+
+/** A payout of a creator's balance to the payout address in force when it was made. */
+export const payoutSweeps = pgTable(
+  'payout_sweeps',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    creatorId: uuid('creator_id')
+      .notNull()
+      .references(() => creators.id),
+    address: text('address').notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    state: text('state', { enum: ['sending', 'sent', 'failed'] }).notNull(),
+    transaction: text('transaction'),
+    error: text('error'),
+    createdAt: at('created_at').notNull(),
+    finishedAt: at('finished_at'),
+  },
+  (table) => [index('payout_sweeps_state').on(table.state)],
+);
+
+/**
+ * The devnet chain's write-ahead journal: every raw transaction, in order, with the block
+ * timestamp it was mined at. Replaying it at start rebuilds the chain exactly, so a restart never
+ * forgets who paid.
+ */
+export const devnetTransactions = pgTable('devnet_transactions', {
+  seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+  blockTimestamp: bigint('block_timestamp', { mode: 'number' }).notNull(),
+  raw: text('raw').notNull(),
+  createdAt: at('created_at').notNull(),
+});

@@ -1,0 +1,95 @@
+import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { runGit } from './run-git.js';
+
+/**
+ * Hosted (Rail B) repositories: bare repositories under DATA_DIR/repos/<owner>/<slug>.git, served
+ * by the SSH server and read by the release cut. They are never deleted: retiring a listing
+ * archives its repository read-only.
+ */
+
+export const DEFAULT_BRANCH = 'main';
+/** Largest pack one push may send; pushes are compressed, the unpacked tree limit is the release cut's. */
+export const MAX_PUSH_BYTES = 512 * 1024 * 1024;
+
+export function reposRoot(config: Config): string {
+  return path.join(config.dataDir, 'repos');
+}
+
+export function repoPath(config: Config, owner: string, slug: string): string {
+  return path.join(reposRoot(config), owner, `${slug}.git`);
+}
+
+export function hooksDir(config: Config): string {
+  return path.join(config.dataDir, 'git-hooks');
+}
+
+export function remoteUrl(config: Config, owner: string, slug: string): string {
+  return `ssh://git@${config.ssh.publicHost}:${config.sshPort}/${owner}/${slug}.git`;
+}
+
+/**
+ * Refuses, before any ref changes, a push that moves or deletes a release tag. git prints what
+ * the hook writes to stderr as `remote: …` lines on the pusher's terminal.
+ */
+const PRE_RECEIVE = `#!/bin/sh
+# repo402: release tags (v*) are immutable once pushed.
+status=0
+while read -r old new ref; do
+  case "$ref" in
+    refs/tags/v*)
+      case "$old" in
+        *[!0]*)
+          tag="\${ref#refs/tags/}"
+          case "$new" in
+            *[!0]*) echo "repo402: tag $tag already exists and cannot be moved: release tags are immutable. Tag a new version instead." >&2 ;;
+            *) echo "repo402: tag $tag cannot be deleted: release tags are immutable." >&2 ;;
+          esac
+          status=1
+          ;;
+      esac
+      ;;
+  esac
+done
+exit $status
+`;
+
+/** Writes the shared hooks directory; every git we run for pushes uses it through core.hooksPath. */
+export async function installHooks(config: Config): Promise<string> {
+  const dir = hooksDir(config);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'pre-receive');
+  await writeFile(file, PRE_RECEIVE, { mode: 0o755 });
+  await chmod(file, 0o755);
+  return dir;
+}
+
+/**
+ * Creates the bare repository with `main` as its default branch. Non-fast-forward pushes are
+ * refused, so a commit the service made (a LICENSE) is never overwritten by a push: the creator
+ * pulls first. Idempotent, so a retried creation reuses a directory a failed attempt left.
+ */
+export async function provisionRepo(config: Config, owner: string, slug: string): Promise<string> {
+  const dir = repoPath(config, owner, slug);
+  await mkdir(dir, { recursive: true });
+  await runGit(['init', '--quiet', '--bare', `--initial-branch=${DEFAULT_BRANCH}`, dir]);
+  for (const [key, value] of [
+    ['receive.denyNonFastForwards', 'true'],
+    ['receive.denyDeletes', 'false'],
+    ['receive.maxInputSize', String(MAX_PUSH_BYTES)],
+    ['receive.fsckObjects', 'true'],
+    ['core.logAllRefUpdates', 'true'],
+  ] as const) {
+    await runGit(['config', key, value], { gitDir: dir });
+  }
+  await rm(path.join(dir, 'hooks'), { recursive: true, force: true });
+  return dir;
+}
+
+export async function repoExists(config: Config, owner: string, slug: string): Promise<boolean> {
+  return stat(path.join(repoPath(config, owner, slug), 'HEAD')).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import ssh2 from 'ssh2';
+import type { AppContext } from '../context.js';
+import { isValidName } from '../identity/handles.js';
+import { isKnownDeployKey, listingForDeployKey } from '../listings/deploy-keys.js';
+import { cutPushedTags } from '../releases/cuts.js';
+import { loadHostKeys } from './host-keys.js';
+import { installHooks, repoPath } from './repos.js';
+import { gitEnv } from './run-git.js';
+import { fingerprintOf } from './ssh-keys.js';
+
+const { Server, utils } = ssh2;
+
+export interface SshServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** `git-upload-pack '/owner/slug.git'` and the like, as the git client sends them. */
+const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]+)\.git\/?'$/;
+
+/**
+ * The hosted rail's SSH server: public-key authentication against live deploy keys, and exactly
+ * two commands, `git-upload-pack` and `git-receive-pack`, on the one repository the key belongs
+ * to. No shell, pty, sftp, port forwarding or other command. After a successful push, new
+ * `vX.Y.Z` tags are claimed and their cuts queued.
+ */
+export async function startSshServer(
+  ctx: AppContext,
+  options: { port?: number; host?: string } = {},
+): Promise<SshServer> {
+  const hostKeys = await loadHostKeys(ctx.config.dataDir);
+  const hooks = await installHooks(ctx.config);
+  const log = ctx.log.child({ component: 'ssh' });
+  const clients = new Set<ssh2.Connection>();
+  const server = new Server({ hostKeys: hostKeys.map((key) => key.privateKey) }, (client) => {
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
+    let fingerprint: string | undefined;
+    client.on('error', (error) => log.debug({ err: error }, 'ssh client error'));
+    client.on('authentication', (auth) => {
+      if (auth.method !== 'publickey') return auth.reject(['publickey']);
+      const candidate = fingerprintOf(auth.key.data);
+      isKnownDeployKey(ctx.database.db, candidate)
+        .then((known) => {
+          if (!known) return auth.reject(['publickey']);
+          // Without a signature the client only asks whether this key would do.
+          if (!auth.signature) return auth.accept();
+          const key = utils.parseKey(`${auth.key.algo} ${auth.key.data.toString('base64')}`);
+          if (
+            key instanceof Error ||
+            !auth.blob ||
+            key.verify(auth.blob, auth.signature, auth.hashAlgo) !== true
+          ) {
+            return auth.reject(['publickey']);
+          }
+          fingerprint = candidate;
+          auth.accept();
+        })
+        .catch((error) => {
+          log.error({ err: error }, 'ssh authentication failed');
+          auth.reject(['publickey']);
+        });
+    });
+    client.on('ready', () => {
+      client.on('session', (acceptSession) => {
+        const session = acceptSession();
+        let protocol: string | undefined;
+        session.on('env', (accept, reject, info) => {
+          // git asks for protocol v2 through GIT_PROTOCOL; nothing else is taken from the client.
+          if (info.key === 'GIT_PROTOCOL' && /^[a-z0-9=:]{1,64}$/.test(info.val)) {
+            protocol = info.val;
+            accept?.();
+          } else reject?.();
+        });
+        for (const refused of ['pty', 'shell', 'subsystem', 'x11', 'auth-agent', 'signal'] as const) {
+          session.on(refused, (_accept: unknown, reject?: () => void) => reject?.());
+        }
+        session.on('exec', (accept, reject, info) => {
+          const match = COMMAND.exec(info.command);
+          if (!match || !fingerprint) return reject();
+          const [, service, owner, slug] = match as unknown as [
+            string,
+            'upload-pack' | 'receive-pack',
+            string,
+            string,
+          ];
+          const channel = accept();
+          const refuse = (message: string) => {
+            channel.stderr.write(`repo402: ${message}\n`);
+            channel.exit(128);
+            channel.end();
+          };
+          if (!isValidName(owner) || !isValidName(slug))
+            return refuse('no such repository, or this key may not use it');
+          listingForDeployKey(ctx.database.db, fingerprint, owner, slug)
+            .then((listing) => {
+              if (!listing) return refuse('no such repository, or this key may not use it');
+              if (service === 'receive-pack' && listing.status === 'retired') {
+                return refuse('this listing is retired; its repository is archived read-only');
+              }
+              const gitDir = repoPath(ctx.config, owner, slug);
+              const child = spawn('git', ['-c', `core.hooksPath=${hooks}`, service, gitDir], {
+                env: gitEnv(protocol ? { GIT_PROTOCOL: protocol } : {}),
+              });
+              channel.pipe(child.stdin);
+              child.stdout.pipe(channel, { end: false });
+              child.stderr.pipe(channel.stderr, { end: false });
+              child.stdin.on('error', () => {});
+              child.on('error', (error) => {
+                log.error({ err: error }, 'git failed to start');
+                refuse('internal error');
+              });
+              child.on('close', (code) => {
+                const finish = () => {
+                  channel.exit(code ?? 1);
+                  channel.end();
+                };
+                if (service !== 'receive-pack' || code !== 0) return finish();
+                cutPushedTags(ctx, listing, gitDir)
+                  .then((versions) => {
+                    for (const version of versions)
+                      channel.stderr.write(`repo402: release ${version} queued\n`);
+                  })
+                  .catch((error) => {
+                    log.error({ err: error, listing: listing.id }, 'could not queue cuts after a push');
+                    channel.stderr.write(
+                      'repo402: tags received; queueing their releases failed, run POST /api/listings/{id}/sync\n',
+                    );
+                  })
+                  .finally(finish);
+              });
+            })
+            .catch((error) => {
+              log.error({ err: error }, 'ssh exec failed');
+              refuse('internal error');
+            });
+        });
+      });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? ctx.config.sshPort, options.host ?? ctx.config.ssh.listenHost, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (error: Error) => log.error({ err: error }, 'ssh server error'));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const client of clients) client.end();
+      }),
+  };
+}

@@ -1,0 +1,41 @@
+import type { AppContext } from '../context.js';
+import { commitFileToBranch } from '../git/commit-file.js';
+import { DEFAULT_BRANCH, repoPath } from '../git/repos.js';
+import { AppError } from '../platform/errors.js';
+import { type LicenceId, licenceText } from './licence-texts.js';
+import { liveOwnedListing, retiredError } from './service.js';
+import { updateListing } from './store.js';
+
+export interface LicenceCommit {
+  listingId: string;
+  spdx: LicenceId;
+  commitSha: string;
+  created: boolean;
+}
+
+/**
+ * Commits the standard text of an allow-listed licence as LICENSE on `main` of a hosted listing,
+ * authored by the service, with the year and the owner's handle as holder. The repository refuses
+ * non-fast-forward pushes, so the creator's next push cannot overwrite it: they pull first.
+ */
+export async function commitLicence(
+  ctx: AppContext,
+  creatorId: string,
+  listingId: string,
+  spdx: LicenceId,
+): Promise<LicenceCommit> {
+  const listing = await liveOwnedListing(ctx.database.db, creatorId, listingId);
+  if (listing.source !== 'hosted') {
+    throw AppError.invalid([{ field: 'spdx', reason: 'only hosted listings can have a LICENSE committed' }]);
+  }
+  const at = ctx.clock.now();
+  const result = await commitFileToBranch(repoPath(ctx.config, listing.owner, listing.slug), {
+    branch: DEFAULT_BRANCH,
+    path: 'LICENSE',
+    content: licenceText(spdx, at.getUTCFullYear(), listing.owner),
+    message: `Add LICENSE (${spdx})\n\nCommitted by repo402 at the request of ${listing.owner}.`,
+    at,
+  });
+  if (!(await updateListing(ctx.database.db, listing.id, { licence: spdx }))) throw retiredError();
+  return { listingId: listing.id, spdx, commitSha: result.commit, created: result.created };
+}

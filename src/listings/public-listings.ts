@@ -1,0 +1,36 @@
+import type { Db } from '../db/connect.js';
+import { isValidName } from '../identity/handles.js';
+import { findListingByOwnerSlug } from './store.js';
+
+/** A listing as public routes see it: published or retired, never a draft. */
+export interface PublicListing {
+  id: string;
+  owner: string;
+  slug: string;
+  creatorId: string;
+  status: 'published' | 'retired';
+  priceMicro: bigint | null;
+  updatePriceMicro: bigint;
+  description: string;
+  triggerHint: string;
+  licence: string | null;
+}
+
+/** `owner/slug` when it may be shown publicly; drafts and unknown names are both null (404). */
+export async function findPublicListing(db: Db, owner: string, slug: string): Promise<PublicListing | null> {
+  if (!isValidName(owner) || !isValidName(slug)) return null;
+  const row = await findListingByOwnerSlug(db, owner, slug);
+  if (!row || row.status === 'draft') return null;
+  return {
+    id: row.id,
+    owner: row.owner,
+    slug: row.slug,
+    creatorId: row.creatorId,
+    status: row.status,
+    priceMicro: row.priceMicro,
+    updatePriceMicro: row.updatePriceMicro,
+    description: row.description,
+    triggerHint: row.triggerHint,
+    licence: row.licence,
+  };
+}

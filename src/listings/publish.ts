@@ -1,0 +1,73 @@
+import type { AppContext } from '../context.js';
+import { AppError } from '../platform/errors.js';
+import { announceListingChanged } from '../platform/listing-events.js';
+import { latestPassingRelease, newestAnyRelease } from '../releases/releases.js';
+import { type Listing, liveOwnedListing, retiredError } from './service.js';
+import { findListingById, updateListing } from './store.js';
+
+/** What the analysis records about overlap with other listings (SPEC.md `computed.originality`). */
+function derivativeOf(computed: unknown): string | null {
+  const originality = (computed as { originality?: { derivative_of?: unknown } } | null)?.originality;
+  return typeof originality?.derivative_of === 'string' ? originality.derivative_of : null;
+}
+
+/**
+ * `draft` → `published` (DESIGN.md item 5). Refusals, in this order: `description_missing`,
+ * `scan_failed` (no passing release and the newest failed), `derivative_of` (the release on sale
+ * overlaps another listing by 90 % or more), then `listing_not_ready` naming every missing item.
+ * Publishing a published listing answers it unchanged.
+ */
+export async function publishOwnListing(ctx: AppContext, creatorId: string, id: string): Promise<Listing> {
+  const db = ctx.database.db;
+  const listing = await liveOwnedListing(db, creatorId, id);
+  if (listing.status === 'published') return listing;
+  const missing = [
+    ...(listing.description.trim() ? [] : ['description']),
+    ...(listing.triggerHint.trim() ? [] : ['trigger_hint']),
+  ];
+  if (missing.length > 0) {
+    throw new AppError('description_missing', {
+      message: `Set ${missing.join(' and ')} (PATCH /api/listings/{id}) before publishing`,
+      details: { missing },
+    });
+  }
+  const latest = await latestPassingRelease(db, id);
+  if (!latest) {
+    const newest = await newestAnyRelease(db, id);
+    if (newest?.verdict === 'fail') {
+      throw new AppError('scan_failed', {
+        message: `Release ${newest.version} failed its scan; read scan_report on GET /api/listings/{id}, fix it and cut a new version`,
+        details: { version: newest.version },
+      });
+    }
+  } else {
+    const original = derivativeOf(latest.computed);
+    if (original) {
+      throw new AppError('derivative_of', {
+        message: `Release ${latest.version} overlaps ${original} by 90% or more; it cannot be published`,
+        details: { derivative_of: original, version: latest.version },
+      });
+    }
+  }
+  const blocking = [
+    ...(latest ? [] : ['passing_release']),
+    ...(listing.priceMicro === null ? ['price'] : []),
+  ];
+  if (blocking.length > 0) {
+    throw new AppError('listing_not_ready', {
+      message: `Not ready to publish; missing: ${blocking.join(', ')}`,
+      details: { blocking },
+    });
+  }
+  const published = await updateListing(db, id, { status: 'published', publishedAt: ctx.clock.now() }, [
+    'draft',
+  ]);
+  if (published) {
+    announceListingChanged(published.owner, published.slug);
+    return published;
+  }
+  // A concurrent publish or retire won the race: answer the state it left.
+  const current = await findListingById(db, id);
+  if (current?.status === 'published') return current;
+  throw retiredError();
+}

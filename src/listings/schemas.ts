@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from '../identity/handles.js';
+import { MicroUsdc, MicroUsdcInput } from '../platform/money.js';
+import { ReleaseSchema } from '../releases/views.js';
+import { LICENCES } from './licence-texts.js';
+
+export const SlugSchema = z
+  .string()
+  .min(NAME_MIN_LENGTH, `at least ${NAME_MIN_LENGTH} characters`)
+  .max(NAME_MAX_LENGTH, `at most ${NAME_MAX_LENGTH} characters`)
+  .regex(NAME_PATTERN, NAME_RULE)
+  .meta({ description: `The listing's name in URLs, unique per owner: ${NAME_RULE}; 3–39 characters` });
+
+const SshPublicKeySchema = z
+  .string()
+  .max(16_384)
+  .meta({
+    description:
+      'OpenSSH public key line: ssh-ed25519, ecdsa-sha2-nistp256/384/521, or ssh-rsa of 2048 bits or more',
+    examples: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIL0… me@laptop'],
+  });
+
+export const DescriptionSchema = z
+  .string()
+  .max(5000)
+  .refine((value) => value.trim().length > 0, 'must not be empty')
+  .meta({ description: 'What the repository is, for buyers (self-reported)' });
+export const TriggerHintSchema = z
+  .string()
+  .max(1000)
+  .refine((value) => value.trim().length > 0, 'must not be empty')
+  .meta({ description: 'When an agent should reach for it (self-reported)' });
+
+const optionalListingFields = {
+  price_micro: MicroUsdcInput.optional().meta({
+    description: 'Price of a first purchase; "0" is a free listing',
+  }),
+  update_price_micro: MicroUsdcInput.optional().meta({
+    description: 'Price of an update for a holder of an earlier version; "0" (the default) includes updates',
+  }),
+  description: DescriptionSchema.optional(),
+  trigger_hint: TriggerHintSchema.optional(),
+};
+
+export const CreateListingRequestSchema = z
+  .discriminatedUnion('source', [
+    z.strictObject({
+      source: z.literal('hosted'),
+      slug: SlugSchema,
+      ssh_public_key: SshPublicKeySchema,
+      ...optionalListingFields,
+    }),
+    z.strictObject({
+      source: z.literal('github'),
+      slug: SlugSchema,
+      installation_id: z.number().int().positive(),
+      github_repo_id: z.number().int().positive().optional(),
+      repo: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name')
+        .optional(),
+      ...optionalListingFields,
+    }),
+  ])
+  .meta({ id: 'CreateListingRequest' });
+
+export const UpdateListingRequestSchema = z
+  .strictObject(optionalListingFields)
+  .refine(
+    (body) => Object.values(body).some((value) => value !== undefined),
+    'give at least one field to change',
+  )
+  .meta({ id: 'UpdateListingRequest' });
+
+export const SshKeyRequestSchema = z
+  .strictObject({ ssh_public_key: SshPublicKeySchema })
+  .meta({ id: 'SshKeyRequest' });
+
+export const ListingIdParamsSchema = z.strictObject({ id: z.uuid('expected a UUID') });
+
+export const ListQuerySchema = z.strictObject({
+  cursor: z
+    .string()
+    .max(512)
+    .optional()
+    .meta({ description: 'Opaque; the `next_cursor` of the previous page' }),
+  limit: z
+    .string()
+    .regex(/^(100|[1-9][0-9]?)$/, 'an integer from 1 to 100')
+    .optional()
+    .meta({ description: 'Page size, 1–100 (default 50)' }),
+});
+
+export const PricingSchema = z
+  .object({
+    price_micro: MicroUsdc.nullable().meta({ description: 'null until a price is set; "0" is free' }),
+    update_price_micro: MicroUsdc,
+  })
+  .meta({ id: 'Pricing' });
+
+export const HostKeySchema = z.object({
+  type: z.string(),
+  sha256: z.string().meta({ examples: ['SHA256:…'] }),
+});
+
+export const ListingReleaseSchema = ReleaseSchema.extend({
+  scan_report: z
+    .unknown()
+    .optional()
+    .meta({ description: 'The full trust report (null while pending); only on GET /api/listings/{id}' }),
+}).meta({ id: 'ListingRelease' });
+
+export const ListingSchema = z
+  .object({
+    id: z.uuid(),
+    owner: z.string(),
+    slug: z.string(),
+    source: z.enum(['hosted', 'github']),
+    status: z.enum(['draft', 'published', 'retired']),
+    pricing: PricingSchema,
+    description: z.string(),
+    trigger_hint: z.string(),
+    licence: z
+      .string()
+      .nullable()
+      .meta({ description: 'SPDX id committed through the licence route, if any' }),
+    created_at: z.iso.datetime(),
+    published_at: z.iso.datetime().nullable(),
+    retired_at: z.iso.datetime().nullable(),
+    remote: z.string().optional().meta({ description: 'Hosted listings: the git remote to push to' }),
+    default_branch: z.string().optional(),
+    host_key_fingerprints: z.array(HostKeySchema).optional().meta({
+      description: "The SSH server's host keys; compare with what `ssh` shows on first connection",
+    }),
+    deploy_key_fingerprint: z.string().nullable().optional(),
+    cuts: z
+      .array(
+        z.object({
+          version: z.string(),
+          tag: z.string(),
+          commit_sha: z.string(),
+          trigger: z.enum(['push', 'sync']),
+          state: z.enum(['queued', 'failed']),
+          failure_reason: z.string().nullable(),
+          requested_at: z.iso.datetime(),
+          finished_at: z.iso.datetime().nullable(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (for example repo_too_large)',
+      }),
+    latest_release: ListingReleaseSchema.nullable().meta({
+      description: 'The newest release whose scan is `pass`',
+    }),
+    newest_release: ListingReleaseSchema.optional().meta({
+      description: 'The newest release of any verdict, present when it differs from latest_release',
+    }),
+  })
+  .meta({ id: 'Listing' });
+
+export const ListingListSchema = z
+  .object({ listings: z.array(ListingSchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'ListingList' });
+
+export const RetireResponseSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.literal('retired'),
+    retired_at: z.iso.datetime(),
+    repository: z
+      .enum(['archived', 'none'])
+      .meta({ description: 'A hosted repository is archived read-only' }),
+  })
+  .meta({ id: 'RetireResponse' });
+
+export const LicenceRequestSchema = z
+  .strictObject({
+    spdx: z.enum(LICENCES).meta({ description: `One of ${LICENCES.join(', ')}` }),
+  })
+  .meta({ id: 'LicenceRequest' });
+
+export const LicenceResponseSchema = z
+  .object({
+    listing_id: z.uuid(),
+    spdx: z.enum(LICENCES),
+    branch: z.string(),
+    path: z.literal('LICENSE'),
+    commit_sha: z.string(),
+    committed: z.boolean().meta({ description: 'false when main already held exactly this LICENSE' }),
+    next_step: z.string(),
+  })
+  .meta({ id: 'LicenceResponse' });

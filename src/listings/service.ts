@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { provisionRepo, repoPath } from '../git/repos.js';
+import { runGit } from '../git/run-git.js';
+import { parseDeployKey } from '../git/ssh-keys.js';
+import { decodeCursor, encodeCursor } from '../platform/cursor.js';
+import { AppError } from '../platform/errors.js';
+import { announceListingChanged } from '../platform/listing-events.js';
+import {
+  countDrafts,
+  findListingById,
+  insertDeployKey,
+  insertListing,
+  type ListingRow,
+  listListings,
+  lockCreator,
+  lockListing,
+  revokeDeployKeys,
+  updateListing,
+} from './store.js';
+
+/** At most this many `draft` listings per creator (SPEC.md limits). */
+export const MAX_UNPUBLISHED = 3;
+
+export type Listing = ListingRow;
+
+export interface ListingOwner {
+  id: string;
+  handle: string;
+}
+
+export interface ListingFields {
+  priceMicro?: bigint;
+  updatePriceMicro?: bigint;
+  description?: string;
+  triggerHint?: string;
+}
+
+export type CreateListingInput =
+  | ({ source: 'hosted'; slug: string; sshPublicKey: string } & ListingFields)
+  | ({ source: 'github'; slug: string } & ListingFields);
+
+/**
+ * Creates a draft listing. Hosted: the bare repository is provisioned and the key added as its
+ * deploy key in the same transaction, so a failure leaves no listing without a repository.
+ * GitHub (Rail A) is not offered by this server; it is refused after the checks every listing gets.
+ */
+export async function createListing(
+  ctx: AppContext,
+  owner: ListingOwner,
+  input: CreateListingInput,
+): Promise<Listing> {
+  const key = input.source === 'hosted' ? parseDeployKey(input.sshPublicKey) : undefined;
+  const at = ctx.clock.now();
+  return ctx.database.db.transaction(async (tx) => {
+    await lockCreator(tx, owner.id);
+    if ((await countDrafts(tx, owner.id)) >= MAX_UNPUBLISHED) {
+      throw new AppError('too_many_unpublished', {
+        message: `At most ${MAX_UNPUBLISHED} unpublished listings per creator; publish or retire a draft first`,
+      });
+    }
+    if (input.source === 'github') {
+      throw AppError.invalid(
+        [{ field: 'source', reason: 'github (Rail A) is not available on this server; use source "hosted"' }],
+        'GitHub-backed listings are not offered by this server yet; create a hosted listing and push to it over SSH',
+      );
+    }
+    const listing = await insertListing(tx, {
+      creatorId: owner.id,
+      owner: owner.handle,
+      slug: input.slug,
+      source: 'hosted',
+      priceMicro: input.priceMicro,
+      updatePriceMicro: input.updatePriceMicro,
+      description: input.description,
+      triggerHint: input.triggerHint,
+      createdAt: at,
+    });
+    if (!listing)
+      throw AppError.invalid([{ field: 'slug', reason: 'you already have a listing with this slug' }]);
+    await insertDeployKey(tx, { listingId: listing.id, ...key!, createdAt: at });
+    await provisionRepo(ctx.config, listing.owner, listing.slug);
+    return listing;
+  });
+}
+
+/** The caller's listing; `404` for unknown ids and other creators' alike, so ids reveal nothing. */
+export async function ownedListing(db: Db, creatorId: string, id: string): Promise<Listing> {
+  const listing = await findListingById(db, id);
+  if (!listing || listing.creatorId !== creatorId)
+    throw new AppError('not_found', { message: 'No such listing' });
+  return listing;
+}
+
+/** Like `ownedListing`, and `410 retired` once retired: every change to a retired listing is refused. */
+export async function liveOwnedListing(db: Db, creatorId: string, id: string): Promise<Listing> {
+  const listing = await ownedListing(db, creatorId, id);
+  if (listing.status === 'retired') throw retiredError();
+  return listing;
+}
+
+export function retiredError(): AppError {
+  return new AppError('retired', { message: 'This listing is retired; it can no longer be changed or sold' });
+}
+
+const ListCursor = z.strictObject({ t: z.iso.datetime(), id: z.uuid() });
+
+export async function listOwnListings(
+  db: Db,
+  creatorId: string,
+  options: { limit: number; cursor?: string },
+): Promise<{ listings: Listing[]; nextCursor: string | null }> {
+  const before = options.cursor ? decodeCursor(options.cursor, ListCursor) : undefined;
+  const rows = await listListings(
+    db,
+    creatorId,
+    options.limit + 1,
+    before && { createdAt: new Date(before.t), id: before.id },
+  );
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return {
+    listings: page,
+    nextCursor:
+      rows.length > options.limit && last
+        ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id })
+        : null,
+  };
+}
+
+/** Changes prices or self-reported text. A new price applies to purchases quoted after it. */
+export async function updateOwnListing(
+  ctx: AppContext,
+  creatorId: string,
+  id: string,
+  fields: ListingFields,
+): Promise<Listing> {
+  await liveOwnedListing(ctx.database.db, creatorId, id);
+  const updated = await updateListing(ctx.database.db, id, fields);
+  // Retired between the read and the write.
+  if (!updated) throw retiredError();
+  announceListingChanged(updated.owner, updated.slug);
+  return updated;
+}
+
+/** Retires the listing (terminal). Its repository stays, read-only; its release log stays public. */
+export async function retireOwnListing(ctx: AppContext, creatorId: string, id: string): Promise<Listing> {
+  const listing = await liveOwnedListing(ctx.database.db, creatorId, id);
+  const retired = await updateListing(ctx.database.db, id, { status: 'retired', retiredAt: ctx.clock.now() });
+  if (!retired) throw retiredError();
+  announceListingChanged(retired.owner, retired.slug);
+  if (listing.source === 'hosted') {
+    // Pushes are refused for retired listings by the SSH server; the marker tells an operator why.
+    await runGit(['config', 'repo402.archived', 'true'], {
+      gitDir: repoPath(ctx.config, listing.owner, listing.slug),
+    });
+  }
+  return retired;
+}
+
+/** Replaces the hosted listing's deploy key; the old key stops working at once. */
+export async function replaceDeployKey(
+  ctx: AppContext,
+  creatorId: string,
+  id: string,
+  sshPublicKey: string,
+): Promise<Listing> {
+  const listing = await liveOwnedListing(ctx.database.db, creatorId, id);
+  if (listing.source !== 'hosted') {
+    throw AppError.invalid([{ field: 'ssh_public_key', reason: 'only hosted listings have a deploy key' }]);
+  }
+  const key = parseDeployKey(sshPublicKey);
+  const at = ctx.clock.now();
+  await ctx.database.db.transaction(async (tx) => {
+    // Re-checked inside the transaction so a concurrent retire cannot be undone by a new key.
+    const current = await lockListing(tx, id);
+    if (current?.status !== 'draft' && current?.status !== 'published') throw retiredError();
+    await revokeDeployKeys(tx, id, at);
+    await insertDeployKey(tx, { listingId: id, ...key, createdAt: at });
+  });
+  return listing;
+}
+
+/** Any listing by id, for background work that acts on the listing's behalf (release cuts). */
+export async function listingById(db: Db, id: string): Promise<Listing | undefined> {
+  return findListingById(db, id);
+}

@@ -1,0 +1,151 @@
+import { and, count, desc, eq, inArray, isNull, lt, or } from 'drizzle-orm';
+import type { Db } from '../db/connect.js';
+import { creators, deployKeys, listings } from '../db/schema/index.js';
+
+export type ListingRow = typeof listings.$inferSelect;
+export type DeployKeyRow = typeof deployKeys.$inferSelect;
+export type ListingStatus = ListingRow['status'];
+
+/** The new listing, or undefined when the owner already has that slug (also concurrently). */
+export async function insertListing(
+  db: Db,
+  row: typeof listings.$inferInsert,
+): Promise<ListingRow | undefined> {
+  const [inserted] = await db.insert(listings).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+export async function findListingById(db: Db, id: string): Promise<ListingRow | undefined> {
+  const [row] = await db.select().from(listings).where(eq(listings.id, id));
+  return row;
+}
+
+/** Reads the listing and holds its row lock until the caller's transaction ends. */
+export async function lockListing(db: Db, id: string): Promise<ListingRow | undefined> {
+  const [row] = await db.select().from(listings).where(eq(listings.id, id)).for('update');
+  return row;
+}
+
+export async function findListingByOwnerSlug(
+  db: Db,
+  owner: string,
+  slug: string,
+): Promise<ListingRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(listings)
+    .where(and(eq(listings.owner, owner), eq(listings.slug, slug)));
+  return row;
+}
+
+/**
+ * Serialises listing creation per creator (the unpublished-listing cap is a count then an insert):
+ * a row lock on the creator inside the caller's transaction.
+ */
+export async function lockCreator(db: Db, creatorId: string): Promise<void> {
+  await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
+}
+
+export async function countDrafts(db: Db, creatorId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(listings)
+    .where(and(eq(listings.creatorId, creatorId), eq(listings.status, 'draft')));
+  return row?.n ?? 0;
+}
+
+export interface ListingPosition {
+  createdAt: Date;
+  id: string;
+}
+
+/** The creator's listings, newest first, after `before` (exclusive). */
+export async function listListings(
+  db: Db,
+  creatorId: string,
+  limit: number,
+  before?: ListingPosition,
+): Promise<ListingRow[]> {
+  const after = before
+    ? or(
+        lt(listings.createdAt, before.createdAt),
+        and(eq(listings.createdAt, before.createdAt), lt(listings.id, before.id)),
+      )
+    : undefined;
+  return db
+    .select()
+    .from(listings)
+    .where(and(eq(listings.creatorId, creatorId), after))
+    .orderBy(desc(listings.createdAt), desc(listings.id))
+    .limit(limit);
+}
+
+/**
+ * Applies `changes` unless the listing is retired or in another state than `from` (when given);
+ * undefined when the condition did not hold, so callers re-read and answer the current state.
+ */
+export async function updateListing(
+  db: Db,
+  id: string,
+  changes: Partial<typeof listings.$inferInsert>,
+  from: ListingStatus[] = ['draft', 'published'],
+): Promise<ListingRow | undefined> {
+  const [row] = await db
+    .update(listings)
+    .set(changes)
+    .where(and(eq(listings.id, id), inArray(listings.status, from)))
+    .returning();
+  return row;
+}
+
+export async function insertDeployKey(db: Db, row: typeof deployKeys.$inferInsert): Promise<DeployKeyRow> {
+  const [inserted] = await db.insert(deployKeys).values(row).returning();
+  return inserted!;
+}
+
+export async function revokeDeployKeys(db: Db, listingId: string, at: Date): Promise<void> {
+  await db
+    .update(deployKeys)
+    .set({ revokedAt: at })
+    .where(and(eq(deployKeys.listingId, listingId), isNull(deployKeys.revokedAt)));
+}
+
+export async function liveDeployKey(db: Db, listingId: string): Promise<DeployKeyRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(deployKeys)
+    .where(and(eq(deployKeys.listingId, listingId), isNull(deployKeys.revokedAt)));
+  return row;
+}
+
+/** The live deploy key with this fingerprint on the listing `owner/slug`, with the listing's state. */
+export async function findDeployKeyForRepo(
+  db: Db,
+  fingerprint: string,
+  owner: string,
+  slug: string,
+): Promise<{ key: DeployKeyRow; listing: ListingRow } | undefined> {
+  const [row] = await db
+    .select({ key: deployKeys, listing: listings })
+    .from(deployKeys)
+    .innerJoin(listings, eq(listings.id, deployKeys.listingId))
+    .where(
+      and(
+        eq(deployKeys.fingerprint, fingerprint),
+        isNull(deployKeys.revokedAt),
+        eq(listings.owner, owner),
+        eq(listings.slug, slug),
+      ),
+    );
+  return row;
+}
+
+/** Whether any live deploy key has this fingerprint (the SSH server's authentication step). */
+export async function isLiveDeployKey(db: Db, fingerprint: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: deployKeys.id })
+    .from(deployKeys)
+    .where(and(eq(deployKeys.fingerprint, fingerprint), isNull(deployKeys.revokedAt)))
+    .limit(1);
+  return row !== undefined;
+}

@@ -1,0 +1,179 @@
+import type { ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { AppError } from '../platform/errors.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { createMcpServer } from './server.js';
+
+/**
+ * `/api/mcp`: the buy-side MCP server over stateless Streamable HTTP. Every POST gets a fresh
+ * server and transport (the SDK refuses to reuse either). Header problems are answered here with
+ * repo402's error body before the SDK sees the request, so MCP callers meet the same errors as
+ * every other route.
+ */
+
+const JsonRpcMessageSchema = z
+  .looseObject({
+    jsonrpc: z.literal('2.0'),
+    method: z.string().optional(),
+    id: z.union([z.string(), z.number().int()]).optional(),
+  })
+  .meta({ id: 'JsonRpcMessage', description: 'One JSON-RPC 2.0 request, notification or response' });
+
+const KEEP_ALIVE_MS = 15_000;
+
+export function registerMcpRoutes(app: App, ctx: AppContext): void {
+  const streams = new NotificationStreams(ctx.config.mcp.streamsPerIp, ctx.config.mcp.streamSeconds);
+  app.addHook('preClose', async () => streams.endAll());
+
+  app.post(
+    '/api/mcp',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'MCP (JSON-RPC 2.0 over Streamable HTTP, stateless)',
+        description:
+          'Tools: how_to_buy, get_listing, check_version, purchase, fetch_release. `Accept` must list application/json and text/event-stream.',
+        body: JsonRpcMessageSchema,
+        response: {
+          200: z.unknown().meta({ description: 'The JSON-RPC response (application/json)' }),
+          202: z.unknown().meta({ description: 'A notification or response was accepted' }),
+          ...errorResponses('invalid_request', 'rate_limited'),
+        },
+      },
+      config: rateLimitConfig(ctx.config, 'mcp'),
+    },
+    async (request, reply) => {
+      requireAccept(request.headers.accept, ['application/json', 'text/event-stream']);
+      requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
+      const server = createMcpServer(ctx, request);
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      hijack(reply);
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  );
+
+  app.get(
+    '/api/mcp',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'MCP notification stream',
+        description:
+          'A quiet server-sent-event stream: the server is stateless and pushes nothing, so it carries keep-alive comments only and closes after a bounded lifetime.',
+        response: {
+          200: z.string().meta({ description: 'text/event-stream' }),
+          ...errorResponses('invalid_request', 'rate_limited'),
+        },
+      },
+      config: rateLimitConfig(ctx.config, 'mcp'),
+    },
+    async (request, reply) => {
+      requireAccept(request.headers.accept, ['text/event-stream']);
+      requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
+      streams.open(request.ip, () => hijack(reply));
+    },
+  );
+
+  app.delete(
+    '/api/mcp',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'End an MCP session',
+        description: 'Always 200: a stateless server keeps no session to end.',
+        response: { 200: z.null().meta({ description: 'Empty' }), ...errorResponses('rate_limited') },
+      },
+      config: rateLimitConfig(ctx.config, 'mcp'),
+    },
+    async (_request, reply) => reply.code(200).send(null),
+  );
+}
+
+/** Hands the raw response to the SDK or the stream, keeping headers already set by hooks (request id, CORS, rate limit). */
+function hijack(reply: FastifyReply): ServerResponse {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value);
+  }
+  reply.hijack();
+  return reply.raw;
+}
+
+function requireAccept(accept: string | undefined, needed: string[]): void {
+  const listed = (accept ?? '').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
+  const missing = needed.filter((type) => !listed.includes(type) && !listed.includes('*/*'));
+  if (missing.length > 0) {
+    throw AppError.invalid([{ field: 'accept', reason: `must list ${needed.join(' and ')}` }]);
+  }
+}
+
+function requireKnownProtocolVersion(version: string | string[] | undefined): void {
+  if (version === undefined) return;
+  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    throw AppError.invalid([
+      {
+        field: 'mcp-protocol-version',
+        reason: `unsupported; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+      },
+    ]);
+  }
+}
+
+/** Open notification streams, capped per IP and in lifetime, released when the client leaves. */
+class NotificationStreams {
+  private readonly perIp = new Map<string, number>();
+  private readonly open_ = new Set<ServerResponse>();
+
+  constructor(
+    private readonly cap: number,
+    private readonly lifetimeSeconds: number,
+  ) {}
+
+  /** Refuses over the cap before `take` hands the response over, so the refusal is an ordinary error body. */
+  open(ip: string, take: () => ServerResponse): void {
+    const held = this.perIp.get(ip) ?? 0;
+    if (held >= this.cap) {
+      throw new AppError('rate_limited', {
+        message: `At most ${this.cap} open MCP notification streams per address`,
+        retryAfterSeconds: this.lifetimeSeconds,
+      });
+    }
+    const response = take();
+    this.perIp.set(ip, held + 1);
+    this.open_.add(response);
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      // The stream always ends (lifetime, shutdown); never leave its socket behind as keep-alive.
+      connection: 'close',
+    });
+    response.write(': repo402 MCP notification stream (stateless: keep-alive comments only)\n\n');
+    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const lifetime = setTimeout(() => response.end(), this.lifetimeSeconds * 1000);
+    response.on('close', () => {
+      clearInterval(keepAlive);
+      clearTimeout(lifetime);
+      this.open_.delete(response);
+      const left = (this.perIp.get(ip) ?? 1) - 1;
+      if (left > 0) this.perIp.set(ip, left);
+      else this.perIp.delete(ip);
+    });
+  }
+
+  endAll(): void {
+    for (const response of this.open_) response.end();
+  }
+}

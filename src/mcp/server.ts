@@ -1,0 +1,19 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { MCP_TOOLS } from './tools.js';
+
+const INSTRUCTIONS =
+  'repo402 sells private git repositories as versioned zip artifacts, paid in USDC on Base over x402 v2. ' +
+  'Start with how_to_buy or get_listing; purchase returns the x402 payment-required body when unpaid: sign accepts[0] ' +
+  '(EIP-3009) and call purchase again with payment_signature and quote_id. fetch_release re-fetches an owned version for free.';
+
+/** A fresh server per request (stateless transport); tools see the HTTP request for its headers and IP. */
+export function createMcpServer(ctx: AppContext, request: FastifyRequest): McpServer {
+  const server = new McpServer(
+    { name: 'repo402', version: '0.0.1', websiteUrl: ctx.config.baseUrl },
+    { instructions: INSTRUCTIONS },
+  );
+  for (const tool of MCP_TOOLS) tool.register(server, ctx, request);
+  return server;
+}

@@ -1,0 +1,59 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { AppError, errorBody, isAppError } from '../platform/errors.js';
+
+export interface McpTool {
+  name: string;
+  register(server: McpServer, ctx: AppContext, request: FastifyRequest): void;
+}
+
+interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+}
+
+/**
+ * A tool whose result is validated structured content (plus the same JSON as text for clients
+ * that read only text), and whose failures are `isError` results carrying the spec's error body,
+ * exactly what the HTTP route would have answered.
+ */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
+  name: string,
+  spec: ToolSpec<I, O>,
+  run: (ctx: AppContext, args: z.infer<I>, request: FastifyRequest) => Promise<z.infer<O>>,
+): McpTool {
+  return {
+    name,
+    register(server, ctx, request) {
+      server.registerTool(
+        name,
+        {
+          title: spec.title,
+          description: spec.description,
+          inputSchema: spec.input,
+          // A registered schema (`.meta({id})`) would become a root `$ref`; MCP wants `type: object` at the root.
+          outputSchema: z.looseObject(spec.output.shape),
+          annotations: spec.annotations,
+        },
+        // The SDK's generic over Zod shapes cannot follow `I` here; the schema above validates args.
+        (async (args: z.infer<I>): Promise<CallToolResult> => {
+          try {
+            const result = (await run(ctx, args, request)) as Record<string, unknown>;
+            return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+          } catch (error) {
+            const appError = isAppError(error) ? error : new AppError('internal');
+            if (!isAppError(error)) request.log.error({ err: error, tool: name }, 'MCP tool failed');
+            const body = errorBody(ctx.config.baseUrl, appError);
+            return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+          }
+        }) as never,
+      );
+    },
+  };
+}

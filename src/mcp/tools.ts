@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { buyLatest } from '../payments/buy.js';
+import { fetchOwnedVersion, versionStatus } from '../payments/holder.js';
+import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/routes.js';
+import { MicroUsdc } from '../platform/money.js';
+import { findManifest, listingUrls } from '../public/manifest.js';
+import { ManifestSchema } from '../public/schemas.js';
+import { SKILL_PATH } from '../public/skill.js';
+import { defineTool, type McpTool } from './tool.js';
+
+/** The buy-side tools, each calling the same service function as the HTTP route it wraps. */
+
+const Listing = {
+  owner: z.string().min(1).max(64).describe('The creator handle, the first part of <owner>/<slug>'),
+  slug: z.string().min(1).max(64).describe('The listing slug'),
+};
+const WalletSignature = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe(
+    'X-Wallet-Signature value: base64 of {"address","nonce","signature"} over a wallet_ownership challenge from GET /api/auth/challenge; each works once',
+  );
+
+const howToBuy = defineTool(
+  'how_to_buy',
+  {
+    title: 'How to buy a listing',
+    description:
+      'Free, no wallet: whether the listing is for sale, its price and update price, and where to buy (page, skill, HTTP endpoint, this MCP server).',
+    input: z.object(Listing),
+    output: z.object({
+      owner: z.string(),
+      slug: z.string(),
+      for_sale: z.boolean(),
+      version: z.string(),
+      price_micro: MicroUsdc,
+      update_price_micro: MicroUsdc,
+      listing_url: z.string(),
+      manifest_url: z.string(),
+      resource_endpoint: z.string(),
+      skill_url: z.string(),
+      mcp_url: z.string(),
+      steps: z.array(z.string()),
+    }),
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  async (ctx, { owner, slug }) => {
+    const { listing, release } = await findManifest(ctx, owner, slug);
+    const urls = listingUrls(ctx.config.baseUrl, listing.owner, listing.slug);
+    const forSale = listing.status === 'published';
+    return {
+      owner: listing.owner,
+      slug: listing.slug,
+      for_sale: forSale,
+      version: release.version,
+      price_micro: (listing.priceMicro ?? 0n).toString(),
+      update_price_micro: listing.updatePriceMicro.toString(),
+      listing_url: urls.page,
+      manifest_url: urls.manifest,
+      resource_endpoint: urls.resource,
+      skill_url: `${ctx.config.baseUrl}${SKILL_PATH}`,
+      mcp_url: `${ctx.config.baseUrl}/api/mcp`,
+      steps: forSale
+        ? [
+            `Read the manifest: get_listing, or GET ${urls.manifest}.`,
+            'Call purchase without payment_signature: it returns the x402 payment-required body (a paywall, not an error).',
+            "Sign accepts[0] as an EIP-3009 TransferWithAuthorization (the official x402 client's exact EVM scheme does it) and base64 the payment payload.",
+            'Call purchase again with payment_signature and quote_id (extra.quote_id): the grant carries download_url, valid 5 minutes.',
+            'Check the zip against artifact_sha256. Later, fetch_release with a wallet_signature re-fetches any version you own, free.',
+          ]
+        : [
+            'This listing is retired: it is no longer sold.',
+            'Holders re-fetch the versions they own with fetch_release and a wallet_signature.',
+          ],
+    };
+  },
+);
+
+const getListing = defineTool(
+  'get_listing',
+  {
+    title: 'Read the manifest',
+    description:
+      'The free manifest of <owner>/<slug> (GET /api/label): computed fields (tree, languages, dependencies, licence, security scan with capabilities) apart from the self-reported description and trigger hint.',
+    input: z.object(Listing),
+    output: ManifestSchema,
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  async (ctx, { owner, slug }) =>
+    (await findManifest(ctx, owner, slug)).manifest as z.infer<typeof ManifestSchema>,
+);
+
+const checkVersion = defineTool(
+  'check_version',
+  {
+    title: 'Check the latest version',
+    description:
+      'The latest version and prices of <owner>/<slug> (GET /api/v). With wallet_signature also owned, entitled and price_kind.',
+    input: z.object({ ...Listing, wallet_signature: WalletSignature.optional() }),
+    output: VersionStatusSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  (ctx, { owner, slug, wallet_signature }) =>
+    versionStatus(ctx, { owner, slug, walletSignature: wallet_signature }),
+);
+
+/**
+ * Structured content must be one object: a grant when paid (or free, or owned), the payment-required
+ * body when not. `x402Version` present means "sign accepts[0] and call again".
+ */
+const PurchaseResult = PaymentRequiredSchema.partial().extend(GrantSchema.partial().shape).meta({
+  id: 'McpPurchaseResult',
+  description:
+    'Either the grant (download_url, …) or the payment-required body (x402Version, accepts, extra)',
+});
+
+const purchase = defineTool(
+  'purchase',
+  {
+    title: 'Buy (or fetch) the latest release',
+    description:
+      'Wraps GET /api/r/{owner}/{slug}. Without payment_signature it returns the x402 payment-required body as structured content; sign accepts[0] (EIP-3009, exact scheme, eip155:8453) and call again with payment_signature (base64 payment payload) and quote_id (extra.quote_id). Returns the grant with a 5-minute download_url once settled on chain.',
+    input: z.object({
+      ...Listing,
+      payment_signature: z
+        .string()
+        .min(1)
+        .max(16_384)
+        .optional()
+        .describe('base64 x402 v2 payment payload for accepts[0] (the PAYMENT-SIGNATURE header value)'),
+      quote_id: z.string().min(1).max(4096).optional().describe('extra.quote_id of the 402 being paid'),
+      wallet_signature: WalletSignature.optional().describe(
+        'Optional: identifies a holder before paying (owned versions and paid-up updates are granted at once; holders of an earlier version are quoted the update price)',
+      ),
+    }),
+    output: PurchaseResult,
+    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
+  },
+  async (ctx, args, request) => {
+    const result = await buyLatest(ctx, {
+      owner: args.owner,
+      slug: args.slug,
+      paymentSignature: args.payment_signature,
+      quoteId: args.quote_id,
+      walletSignature: args.wallet_signature,
+      source: 'mcp',
+      headers: request.headers,
+    });
+    const body: object = result.status === 'granted' ? result.grant : result.paymentRequired;
+    return body as z.infer<typeof PurchaseResult>;
+  },
+);
+
+const fetchRelease = defineTool(
+  'fetch_release',
+  {
+    title: 'Re-fetch an owned version',
+    description:
+      'Wraps GET /api/r/{owner}/{slug}/v/{version}: a fresh 5-minute download_url for a version the signing wallet owns, free, also after the listing is retired.',
+    input: z.object({
+      ...Listing,
+      version: z.string().min(1).max(40).describe('X.Y.Z'),
+      wallet_signature: WalletSignature,
+    }),
+    output: GrantSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  (ctx, { owner, slug, version, wallet_signature }, request) =>
+    fetchOwnedVersion(ctx, {
+      owner,
+      slug,
+      version,
+      walletSignature: wallet_signature,
+      headers: request.headers,
+    }),
+);
+
+export const MCP_TOOLS: McpTool[] = [howToBuy, getListing, checkVersion, purchase, fetchRelease];

@@ -1,0 +1,357 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { SettleResponse } from '@x402/core/types';
+import type { Address } from 'viem';
+import type { AppContext } from '../context.js';
+import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
+import type { PublicListing } from '../listings/public-listings.js';
+import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
+import { AppError } from '../platform/errors.js';
+import {
+  latestPassingRelease,
+  publishedRelease,
+  type Release,
+  releasesBetween,
+} from '../releases/releases.js';
+import { paymentRail } from './context.js';
+import { type Grant, type GrantKind, grantFor } from './grants.js';
+import { type Holding, holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
+import { findListingForSale } from './listing.js';
+import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
+import {
+  type Offer,
+  type PaymentRequiredBody,
+  paymentRequiredBody,
+  requirementsFor,
+} from './payment-required.js';
+import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
+import type { PaymentRail } from './rail.js';
+import {
+  awaitOtherAttempt,
+  claimForSettlement,
+  driveSettlement,
+  errorForReason,
+  type SettlementOutcome,
+  trackAttempt,
+} from './settlement.js';
+import {
+  findPayment,
+  findPurchaseByPayment,
+  insertEntitlement,
+  insertPayment,
+  insertPurchase,
+  type PaymentRow,
+} from './store.js';
+
+/**
+ * Buying the latest release (GET /api/r/{owner}/{slug} and the MCP `purchase` tool): SPEC.md's
+ * "Purchase attempt" table. The 402 path reads only; a payment is checked against its quote,
+ * verified by the facilitator, then settled through a payment row (settlement.ts).
+ */
+
+export type PurchaseSource = 'http' | 'mcp';
+
+export interface BuyRequest {
+  owner: string;
+  slug: string;
+  /** `PAYMENT-SIGNATURE`. */
+  paymentSignature?: string | string[];
+  /** `X-Quote-Id`. */
+  quoteId?: string | string[];
+  /** `X-Wallet-Signature`. */
+  walletSignature?: string | string[];
+  source: PurchaseSource;
+  /** Request headers, for the jurisdiction check. */
+  headers?: IncomingHttpHeaders;
+}
+
+export type BuyResult =
+  | { status: 'granted'; grant: Grant; paymentResponse?: SettleResponse }
+  | { status: 'payment_required'; paymentRequired: PaymentRequiredBody };
+
+export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
+  if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
+  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
+  if (!listing || listing.priceMicro === null) throw notFound();
+  const wallet =
+    request.walletSignature === undefined
+      ? undefined
+      : await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
+  const release = await latestPassingRelease(ctx.database.db, listing.id);
+  if (!release) throw notFound();
+  const rail = await paymentRail(ctx);
+
+  if (request.paymentSignature !== undefined) {
+    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature), request);
+  }
+  const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
+  if (holding && isEntitled(holding, release.version)) {
+    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
+  }
+  if (listing.status === 'retired') throw retired();
+  const offer = offerFor(listing, release, holding);
+  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
+  return { status: 'payment_required', paymentRequired: await paymentRequired(ctx, rail, offer) };
+}
+
+/** What `holding` would pay now for the release on sale. */
+function offerFor(listing: PublicListing, release: Release, holding: Holding | undefined): Offer {
+  const fromVersion = holding ? newestHeldBelow(holding, release.version) : undefined;
+  const base = {
+    listingId: listing.id,
+    owner: listing.owner,
+    slug: listing.slug,
+    version: release.version,
+    updatePriceMicro: listing.updatePriceMicro,
+  };
+  return fromVersion
+    ? { ...base, kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
+    : { ...base, kind: 'new', amountMicro: listing.priceMicro! };
+}
+
+export async function paymentRequired(
+  ctx: AppContext,
+  rail: PaymentRail,
+  offer: Offer,
+): Promise<PaymentRequiredBody> {
+  const expiresAt = new Date(ctx.clock.now().getTime() + 300_000);
+  const id = signQuote(ctx.appSecret, { ...offer, expiresAt });
+  const releases =
+    offer.kind === 'update'
+      ? await releasesBetween(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
+      : undefined;
+  return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, releases);
+}
+
+/** A price of zero: granted at once; a known wallet gets the version recorded as held. */
+async function freeGrant(
+  ctx: AppContext,
+  release: Release,
+  offer: Offer,
+  wallet: Address | undefined,
+  source: PurchaseSource,
+): Promise<BuyResult> {
+  let purchaseId: string | undefined;
+  if (wallet) {
+    const now = ctx.clock.now();
+    purchaseId = await ctx.database.db.transaction(async (tx) => {
+      const purchase = await insertPurchase(tx, {
+        listingId: offer.listingId,
+        wallet: wallet.toLowerCase(),
+        version: offer.version,
+        kind: offer.kind,
+        fromVersion: offer.fromVersion,
+        amountMicro: 0n,
+        allVersions: offer.updatePriceMicro === 0n,
+        source,
+        createdAt: now,
+      });
+      await insertEntitlement(tx, {
+        wallet: wallet.toLowerCase(),
+        listingId: offer.listingId,
+        version: offer.version,
+        purchaseId: purchase.id,
+        createdAt: now,
+      });
+      return purchase.id;
+    });
+  }
+  return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'free', purchaseId }) };
+}
+
+async function payWith(
+  ctx: AppContext,
+  rail: PaymentRail,
+  listing: PublicListing,
+  release: Release,
+  payment: DecodedPayment,
+  request: BuyRequest,
+): Promise<BuyResult> {
+  const { authorization } = payment;
+  const payer = authorization.from;
+  await assertNotSanctioned(ctx.config.compliance, payer);
+  const db = ctx.database.db;
+  const key = { asset: rail.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: authorization.nonce };
+
+  // Holding first, then the authorization's row: a purchase is written after its payment row, so
+  // a holding that came from this very authorization is always seen here as its row (a replay).
+  const holding = await holdingOf(db, payer, listing.id);
+  const existing = await findPayment(db, key.asset, key.payer, key.nonce);
+  if (existing) return continuePayment(ctx, rail, existing, release);
+  if (isEntitled(holding, release.version)) {
+    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
+  }
+  if (listing.status === 'retired') throw retired();
+  const offer = offerFor(listing, release, holding);
+  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
+
+  const quoteId =
+    (Array.isArray(request.quoteId) ? request.quoteId[0] : request.quoteId) ?? echoedQuoteId(payment);
+  const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
+  if (!quote || !quoteIsCurrent(quote, offer, ctx.clock.now())) {
+    throw new AppError('price_changed', {
+      message: quoteId
+        ? 'The quote is no longer current (price, version or your purchase kind changed, or it expired); sign the attached 402'
+        : 'A priced purchase needs X-Quote-Id (extra.quote_id of the 402 being paid); sign the attached 402',
+      details: { payment_required: await paymentRequired(ctx, rail, offer) },
+    });
+  }
+
+  const requirements = requirementsFor(rail, offer);
+  assertMatchesRequirements(payment, requirements, ctx.clock.now());
+  const verified = await rail.facilitator.verify(payment.payload, requirements);
+  if (!verified.isValid) {
+    const error = errorForReason(verified.invalidReason, verified.invalidMessage);
+    if (error.code !== 'replay') throw error;
+    // Used already: by a concurrent request of ours (then report that purchase), or elsewhere.
+    const row = await findPayment(db, key.asset, key.payer, key.nonce);
+    if (row) return continuePayment(ctx, rail, row, release);
+    throw error;
+  }
+
+  const now = ctx.clock.now();
+  const inserted = await insertPayment(db, {
+    ...key,
+    network: rail.network,
+    payTo: rail.payTo.toLowerCase(),
+    amountMicro: offer.amountMicro,
+    listingId: listing.id,
+    creatorId: listing.creatorId,
+    version: offer.version,
+    kind: offer.kind,
+    fromVersion: offer.fromVersion,
+    updatePriceMicro: offer.updatePriceMicro,
+    source: request.source,
+    payload: payment.payload,
+    requirements,
+    validBefore: new Date(Number(authorization.validBefore) * 1000),
+    state: 'settling',
+    createdAt: now,
+    updatedAt: now,
+  });
+  const row = inserted ?? (await findPayment(db, key.asset, key.payer, key.nonce));
+  if (!row) throw new Error('payment row vanished');
+  return continuePayment(ctx, rail, row, release);
+}
+
+/** Drives an authorization's row to an answer: settle it, wait for whoever is, or report it. */
+async function continuePayment(
+  ctx: AppContext,
+  rail: PaymentRail,
+  row: PaymentRow,
+  release: Release,
+): Promise<BuyResult> {
+  if (row.state === 'settled') throw await replayError(ctx, row);
+  const claimed = await claimForSettlement(ctx, row.id);
+  if (!claimed) {
+    const after = await awaitOtherAttempt(ctx, row.id);
+    if (after?.state === 'settled') throw await replayError(ctx, after);
+    if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
+    throw pending('settlement_pending');
+  }
+  return outcomeToResult(
+    ctx,
+    await trackAttempt(claimed.id, () => driveSettlement(ctx, rail, claimed)),
+    release,
+  );
+}
+
+async function outcomeToResult(
+  ctx: AppContext,
+  outcome: SettlementOutcome,
+  release: Release,
+): Promise<BuyResult> {
+  if (outcome.state === 'pending') throw pending(outcome.reason);
+  if (outcome.state === 'failed') throw outcome.error;
+  const { purchase, response } = outcome;
+  // A retry of an older attempt still buys the version it was quoted for.
+  const bought =
+    purchase.version === release.version
+      ? release
+      : ((await publishedRelease(ctx.database.db, purchase.listingId, purchase.version)) ?? release);
+  const grant = await grantFor(ctx, bought, {
+    kind: purchase.kind satisfies GrantKind,
+    purchaseId: purchase.id,
+    transaction: purchase.transaction ?? undefined,
+  });
+  return { status: 'granted', grant, paymentResponse: response };
+}
+
+async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> {
+  const purchase = await findPurchaseByPayment(ctx.database.db, row.id);
+  return new AppError('replay', {
+    message:
+      'This authorization was already used; the existing purchase is attached. Re-fetch with X-Wallet-Signature',
+    details: {
+      purchase: purchase && {
+        purchase_id: purchase.id,
+        version: purchase.version,
+        kind: purchase.kind,
+        all_versions: purchase.allVersions,
+        transaction: purchase.transaction,
+        created_at: purchase.createdAt.toISOString(),
+      },
+    },
+  });
+}
+
+/** Checks the signed authorization against what the quote asked for, before the facilitator. */
+function assertMatchesRequirements(
+  payment: DecodedPayment,
+  requirements: ReturnType<typeof requirementsFor>,
+  now: Date,
+): void {
+  const { accepted } = payment.payload;
+  const { authorization } = payment;
+  const mismatches: string[] = [];
+  if (accepted.scheme !== requirements.scheme) mismatches.push('scheme');
+  if (accepted.network !== requirements.network) mismatches.push('network');
+  if (accepted.asset.toLowerCase() !== requirements.asset.toLowerCase()) mismatches.push('asset');
+  if (accepted.payTo.toLowerCase() !== requirements.payTo.toLowerCase()) mismatches.push('payTo');
+  if (accepted.amount !== requirements.amount) mismatches.push('amount');
+  if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase())
+    mismatches.push('authorization.to');
+  if (authorization.value !== BigInt(requirements.amount)) mismatches.push('authorization.value');
+  const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
+  if (authorization.validAfter > nowSeconds) mismatches.push('authorization.validAfter (not yet valid)');
+  if (authorization.validBefore > nowSeconds + BigInt(requirements.maxTimeoutSeconds) + 60n) {
+    mismatches.push('authorization.validBefore (beyond maxTimeoutSeconds)');
+  }
+  if (mismatches.length > 0) {
+    throw new AppError('authorization_mismatch', {
+      message: `The payment does not match this listing's 402 (${mismatches.join(', ')}); take a fresh 402`,
+      details: { mismatched: mismatches },
+    });
+  }
+  if (authorization.validBefore <= nowSeconds) {
+    throw new AppError('expired_authorization', {
+      message:
+        'The authorization expired (validBefore has passed); request the resource again and sign the fresh 402',
+    });
+  }
+}
+
+/** The quote id a client echoed from the 402's `extensions.quote`, when it sent no X-Quote-Id. */
+function echoedQuoteId(payment: DecodedPayment): string | undefined {
+  const echoed = (payment.payload.extensions?.quote as { quote_id?: unknown } | undefined)?.quote_id;
+  return typeof echoed === 'string' ? echoed : undefined;
+}
+
+function pending(reason: 'settlement_pending' | 'settlement_timeout'): AppError {
+  return new AppError(reason, {
+    message:
+      reason === 'settlement_timeout'
+        ? 'Settlement did not confirm in time; retry with the same authorization, it is not consumed'
+        : 'The payment is verified but not settled yet; retry with the same authorization',
+  });
+}
+
+function notFound(): AppError {
+  return new AppError('not_found', { message: 'No such listing for sale' });
+}
+
+function retired(): AppError {
+  return new AppError('retired', {
+    message: 'This listing is no longer sold; holders can still fetch every version they own',
+  });
+}

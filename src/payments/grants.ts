@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { AppError } from '../platform/errors.js';
+import type { Release } from '../releases/releases.js';
+import { signToken, verifyToken } from './signed-token.js';
+
+/**
+ * Grants (DESIGN.md item 9): a download URL that lives 5 minutes. Locally it is
+ * `{base_url}/api/download/<token>` with an HMAC-signed token naming the release; with S3 it is a
+ * presigned GET URL of the same lifetime.
+ */
+
+export const GRANT_LIFETIME_SECONDS = 300;
+const KIND = 'd1';
+
+/** `new`/`update` after a payment, `free` for a price of zero, `owned` for a holder's re-fetch. */
+export type GrantKind = 'new' | 'update' | 'free' | 'owned';
+
+export interface Grant {
+  download_url: string;
+  expires_at: string;
+  version: string;
+  artifact_sha256: string;
+  size_bytes: number;
+  kind: GrantKind;
+  purchase_id?: string;
+  transaction?: string;
+}
+
+export async function grantFor(
+  ctx: AppContext,
+  release: Release,
+  extras: { kind: GrantKind; purchaseId?: string; transaction?: string },
+): Promise<Grant> {
+  const expiresAt = new Date(ctx.clock.now().getTime() + GRANT_LIFETIME_SECONDS * 1000);
+  const downloadUrl = ctx.blobs.presignGet
+    ? await ctx.blobs.presignGet(release.artifactKey, GRANT_LIFETIME_SECONDS)
+    : `${ctx.config.baseUrl}/api/download/${signToken(ctx.appSecret, KIND, {
+        l: release.listingId,
+        v: release.version,
+        e: Math.floor(expiresAt.getTime() / 1000),
+      })}`;
+  return {
+    download_url: downloadUrl,
+    expires_at: expiresAt.toISOString(),
+    version: release.version,
+    artifact_sha256: release.artifactSha256,
+    size_bytes: release.sizeBytes,
+    kind: extras.kind,
+    ...(extras.purchaseId ? { purchase_id: extras.purchaseId } : {}),
+    ...(extras.transaction ? { transaction: extras.transaction } : {}),
+  };
+}
+
+const TokenShape = z.object({ l: z.string(), v: z.string(), e: z.number().int() });
+
+/** The release a download token names; `404` for one we did not sign, `403` once expired. */
+export function readDownloadToken(ctx: AppContext, token: string): { listingId: string; version: string } {
+  const payload = verifyToken(ctx.appSecret, KIND, token, TokenShape);
+  if (!payload) throw new AppError('not_found', { message: 'No such download; take a fresh grant' });
+  if (payload.e * 1000 <= ctx.clock.now().getTime()) {
+    throw new AppError('not_entitled', {
+      message:
+        'This download URL has expired (they live 5 minutes); fetch the resource again for a fresh one',
+    });
+  }
+  return { listingId: payload.l, version: payload.v };
+}

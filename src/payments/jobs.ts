@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import type { JobSpec } from '../platform/jobs.js';
+import { sweepPayouts } from './payouts.js';
+import { reconcilePayments } from './reconcile.js';
+
+/** Resolves payments left `settling`, every minute. */
+export const settlementReconcileJob: JobSpec<Record<string, never>> = {
+  name: 'payments-reconcile',
+  data: z.object({}),
+  cron: '* * * * *',
+  policy: 'singleton',
+  retryLimit: 0,
+  async run(ctx) {
+    await reconcilePayments(ctx);
+  },
+};
+
+/** Pays creator balances out, hourly. */
+export const payoutSweepJob: JobSpec<Record<string, never>> = {
+  name: 'payments-payout-sweep',
+  data: z.object({}),
+  cron: '0 * * * *',
+  policy: 'singleton',
+  retryLimit: 0,
+  async run(ctx) {
+    await sweepPayouts(ctx);
+  },
+};

@@ -1,0 +1,164 @@
+import type { PaymentRequirements } from '@x402/core/types';
+import { formatMicroUsdc } from '../platform/money.js';
+import type { ReleaseBody } from '../releases/views.js';
+import type { PaymentRail } from './rail.js';
+
+/** SPEC.md's payment-required body (HTTP 402) and the x402 requirements it carries. */
+
+export const MAX_TIMEOUT_SECONDS = 300;
+
+export interface Offer {
+  listingId: string;
+  owner: string;
+  slug: string;
+  version: string;
+  kind: 'new' | 'update';
+  fromVersion?: string;
+  amountMicro: bigint;
+  updatePriceMicro: bigint;
+}
+
+export interface PaymentRequiredBody {
+  x402Version: 2;
+  error?: string;
+  resource: { url: string; description: string; mimeType: 'application/zip' };
+  accepts: (PaymentRequirements & {
+    maxAmountRequired: string;
+    resource: string;
+    description: string;
+    mimeType: 'application/zip';
+  })[];
+  extra: {
+    kind: 'new' | 'update';
+    version: string;
+    from?: string;
+    to?: string;
+    releases?: ReleaseBody[];
+    manifest_url: string;
+    scan_badge_url: string;
+    listing_url: string;
+    skill_url: string;
+    mcp_url: string;
+    instructions: string;
+    update_price_micro: string;
+    quote_id: string;
+    valid_before: string;
+  };
+  extensions: { bazaar: unknown; quote: { quote_id: string } };
+}
+
+export function resourceUrl(baseUrl: string, owner: string, slug: string): string {
+  return `${baseUrl}/api/r/${owner}/${slug}`;
+}
+
+function describe(offer: Offer): string {
+  const name = `${offer.owner}/${offer.slug}`;
+  return offer.kind === 'update'
+    ? `Update of ${name} from ${offer.fromVersion} to ${offer.version} (zip)`
+    : `${name} ${offer.version} (zip)`;
+}
+
+/** The one requirement a buyer signs; rebuilt identically when the payment comes back. */
+export function requirementsFor(rail: PaymentRail, offer: Offer): PaymentRequirements {
+  return {
+    scheme: 'exact',
+    network: rail.network,
+    asset: rail.asset,
+    amount: formatMicroUsdc(offer.amountMicro),
+    payTo: rail.payTo,
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    extra: { name: rail.tokenDomain.name, version: rail.tokenDomain.version },
+  };
+}
+
+/** Discovery metadata (x402 bazaar) that clients echo back in the payment payload. */
+export const BAZAAR = {
+  info: {
+    input: { type: 'http', method: 'GET' },
+    output: {
+      type: 'json',
+      example: {
+        download_url: 'https://repo402.example/api/download/<token>',
+        expires_at: '2026-01-01T00:05:00.000Z',
+        version: '1.0.0',
+        artifact_sha256: '<64 hex>',
+        size_bytes: 12345,
+        kind: 'new',
+      },
+    },
+  },
+  schema: {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties: {
+      input: {
+        type: 'object',
+        properties: { type: { type: 'string', const: 'http' }, method: { type: 'string', enum: ['GET'] } },
+        required: ['type', 'method'],
+      },
+      output: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] },
+    },
+    required: ['input'],
+  },
+};
+
+/** `accepts[0]` of the 402 (and of the discovery document): the requirement with its v1 aliases. */
+export function acceptedOffer(
+  baseUrl: string,
+  rail: PaymentRail,
+  offer: Offer,
+): PaymentRequiredBody['accepts'][0] {
+  const requirements = requirementsFor(rail, offer);
+  return {
+    ...requirements,
+    maxAmountRequired: requirements.amount,
+    resource: resourceUrl(baseUrl, offer.owner, offer.slug),
+    description: describe(offer),
+    mimeType: 'application/zip',
+  };
+}
+
+export function paymentRequiredBody(
+  baseUrl: string,
+  rail: PaymentRail,
+  offer: Offer,
+  quote: { id: string; expiresAt: Date },
+  releases: ReleaseBody[] | undefined,
+): PaymentRequiredBody {
+  const accepted = acceptedOffer(baseUrl, rail, offer);
+  const url = accepted.resource;
+  const description = accepted.description;
+  const name = `${offer.owner}/${offer.slug}`;
+  return {
+    x402Version: 2,
+    resource: { url, description, mimeType: 'application/zip' },
+    accepts: [accepted],
+    extra: {
+      kind: offer.kind,
+      version: offer.version,
+      ...(offer.kind === 'update'
+        ? { from: offer.fromVersion, to: offer.version, releases: releases ?? [] }
+        : {}),
+      manifest_url: `${baseUrl}/api/label/${name}`,
+      scan_badge_url: `${baseUrl}/${name}#scan`,
+      listing_url: `${baseUrl}/${name}`,
+      skill_url: `${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
+      mcp_url: `${baseUrl}/api/mcp`,
+      instructions:
+        'This 402 is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
+        '(an x402 v2 exact payment; @x402/fetch does it), then repeat this GET with the base64 payment payload in ' +
+        `PAYMENT-SIGNATURE and extra.quote_id in X-Quote-Id. Access is granted once the payment settles. Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
+      update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
+      quote_id: quote.id,
+      valid_before: quote.expiresAt.toISOString(),
+    },
+    // x402 v2 clients echo `extensions` in the payment payload, so the quote comes back with an
+    // unmodified client even when it cannot send X-Quote-Id.
+    extensions: { bazaar: BAZAAR, quote: { quote_id: quote.id } },
+  };
+}
+
+/** Standard base64 of the JSON, for the `PAYMENT-REQUIRED` header. */
+export function encodeHeaderJson(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
+}

@@ -1,0 +1,76 @@
+import { createHmac } from 'node:crypto';
+import type { FacilitatorClient } from '@x402/core/http';
+import { type Address, getAddress, type Hex, type PublicClient } from 'viem';
+import type { PaymentsConfig } from '../config.js';
+import type { Database } from '../db/connect.js';
+import { BASE_NETWORK, BASE_USDC, type DevnetChain } from './devnet/chain.js';
+
+/**
+ * Where payments go and who settles them: the one object that differs between devnet and
+ * mainnet. Everything else (quotes, 402 bodies, verification, settlement, ledger) is the same.
+ */
+export interface PaymentRail {
+  mode: 'devnet' | 'mainnet';
+  network: typeof BASE_NETWORK;
+  asset: Address;
+  /** The platform's receiving address (`payTo`). */
+  payTo: Address;
+  /** The token's EIP-712 domain, as in `accepts[].extra`. */
+  tokenDomain: { name: string; version: string };
+  /** verify / settle / supported; the in-process devnet facilitator or an HTTP one. Tests may swap it. */
+  facilitator: FacilitatorClient;
+  /** Reads the chain (authorizationState, logs) for reconciliation: the devnet, or BASE_RPC_URL. */
+  reader?: PublicClient;
+  /** The devnet chain, in devnet mode. */
+  devnet?: DevnetChain;
+  /** Sends a payout from the platform wallet; absent when this deployment cannot sign payouts. */
+  sendPayout?: (to: Address, amountMicro: bigint) => Promise<Hex>;
+}
+
+export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
+
+/** The devnet platform key, derived from the installation secret so it (and the journal) survive restarts. */
+export function devnetPlatformKey(appSecret: Buffer): Hex {
+  return `0x${createHmac('sha256', appSecret).update('repo402/devnet/platform-key').digest('hex')}`;
+}
+
+export interface RailDeps {
+  database: Database;
+  appSecret: Buffer;
+  /** BASE_RPC_URL's client, for mainnet reconciliation. */
+  baseClient?: PublicClient;
+}
+
+export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): Promise<PaymentRail> {
+  const { HTTPFacilitatorClient } = await import('@x402/core/http');
+  if (config.mode === 'mainnet') {
+    return {
+      mode: 'mainnet',
+      network: BASE_NETWORK,
+      asset: getAddress(config.usdcContract),
+      payTo: getAddress(config.platformPayoutAddress!),
+      tokenDomain: USDC_DOMAIN,
+      facilitator: new HTTPFacilitatorClient({ url: config.facilitatorUrl! }),
+      reader: deps.baseClient,
+    };
+  }
+  const { startDevnetChain } = await import('./devnet/chain.js');
+  const { devnetFacilitator } = await import('./devnet/facilitator.js');
+  const devnet = await startDevnetChain({
+    db: deps.database.db,
+    platformKey: devnetPlatformKey(deps.appSecret),
+  });
+  return {
+    mode: 'devnet',
+    network: BASE_NETWORK,
+    asset: BASE_USDC,
+    payTo: devnet.platform.address,
+    tokenDomain: USDC_DOMAIN,
+    facilitator: config.facilitatorUrl
+      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
+      : devnetFacilitator(devnet),
+    reader: devnet.publicClient,
+    devnet,
+    sendPayout: (to, amount) => devnet.transfer(to, amount),
+  };
+}

@@ -1,0 +1,268 @@
+import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Db } from '../db/connect.js';
+import {
+  entitlements,
+  ledgerEntries,
+  listings,
+  payments,
+  payoutSweeps,
+  purchases,
+} from '../db/schema/index.js';
+
+export type PaymentRow = typeof payments.$inferSelect;
+export type NewPayment = typeof payments.$inferInsert;
+export type PurchaseRow = typeof purchases.$inferSelect;
+export type NewPurchase = typeof purchases.$inferInsert;
+export type SweepRow = typeof payoutSweeps.$inferSelect;
+
+// Payments
+
+export async function findPayment(db: Db, asset: string, payer: string, nonce: string) {
+  const [row] = await db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.asset, asset), eq(payments.payer, payer), eq(payments.nonce, nonce)));
+  return row;
+}
+
+export async function findPaymentById(db: Db, id: string) {
+  const [row] = await db.select().from(payments).where(eq(payments.id, id));
+  return row;
+}
+
+/** The new row, or undefined when the authorization already has one (the replay guard). */
+export async function insertPayment(db: Db, row: NewPayment): Promise<PaymentRow | undefined> {
+  const [inserted] = await db.insert(payments).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+/**
+ * Takes the right to drive a payment's settlement until `leaseUntil`: only one request or job
+ * calls `settle` for an authorization at a time. Undefined when another holds it or it settled.
+ */
+export async function claimPayment(db: Db, id: string, now: Date, leaseUntil: Date) {
+  const [row] = await db
+    .update(payments)
+    .set({ leaseUntil, state: 'settling', attempts: sql`${payments.attempts} + 1`, updatedAt: now })
+    .where(
+      and(
+        eq(payments.id, id),
+        inArray(payments.state, ['settling', 'failed']),
+        or(isNull(payments.leaseUntil), lt(payments.leaseUntil, now)),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/** Ends an attempt that did not settle; the row stays retryable. */
+export async function releasePayment(
+  db: Db,
+  id: string,
+  now: Date,
+  outcome: { state: 'settling' | 'failed'; errorReason: string; transaction?: string },
+): Promise<void> {
+  await db
+    .update(payments)
+    .set({
+      state: outcome.state,
+      errorReason: outcome.errorReason,
+      ...(outcome.transaction ? { transaction: outcome.transaction } : {}),
+      leaseUntil: null,
+      updatedAt: now,
+    })
+    .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])));
+}
+
+/** Marks the payment settled; undefined when it already was (someone else finished first). */
+export async function markSettled(db: Db, id: string, transaction: string, now: Date) {
+  const [row] = await db
+    .update(payments)
+    .set({
+      state: 'settled',
+      transaction,
+      settledAt: now,
+      leaseUntil: null,
+      errorReason: null,
+      updatedAt: now,
+    })
+    .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])))
+    .returning();
+  return row;
+}
+
+/** Rows left `settling` by a crash, a timeout or an ambiguous facilitator answer. */
+export async function unresolvedPayments(db: Db, idleSince: Date, now: Date, limit: number) {
+  return db
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.state, 'settling'),
+        lt(payments.updatedAt, idleSince),
+        or(isNull(payments.leaseUntil), lt(payments.leaseUntil, now)),
+      ),
+    )
+    .orderBy(asc(payments.updatedAt))
+    .limit(limit);
+}
+
+// Purchases and entitlements
+
+export async function insertPurchase(db: Db, row: NewPurchase): Promise<PurchaseRow> {
+  const [inserted] = await db.insert(purchases).values(row).returning();
+  return inserted!;
+}
+
+export async function insertEntitlement(
+  db: Db,
+  row: { wallet: string; listingId: string; version: string; purchaseId: string; createdAt: Date },
+): Promise<void> {
+  await db.insert(entitlements).values(row).onConflictDoNothing();
+}
+
+export async function findPurchaseByPayment(db: Db, paymentId: string) {
+  const [row] = await db.select().from(purchases).where(eq(purchases.paymentId, paymentId));
+  return row;
+}
+
+export async function heldVersions(db: Db, wallet: string, listingId: string): Promise<string[]> {
+  const rows = await db
+    .select({ version: entitlements.version })
+    .from(entitlements)
+    .where(and(eq(entitlements.wallet, wallet), eq(entitlements.listingId, listingId)));
+  return rows.map((row) => row.version);
+}
+
+/** Versions bought with `all_versions`: each entitles every later version too. */
+export async function allVersionsPurchases(db: Db, wallet: string, listingId: string): Promise<string[]> {
+  const rows = await db
+    .select({ version: purchases.version })
+    .from(purchases)
+    .where(
+      and(eq(purchases.wallet, wallet), eq(purchases.listingId, listingId), eq(purchases.allVersions, true)),
+    );
+  return rows.map((row) => row.version);
+}
+
+export interface EntitlementPosition {
+  createdAt: Date;
+  listingId: string;
+  version: string;
+}
+
+/** A wallet's entitlements, newest first, after `cursor`. */
+export async function entitlementPage(
+  db: Db,
+  wallet: string,
+  after: EntitlementPosition | undefined,
+  limit: number,
+) {
+  return (
+    db
+      .select({
+        listingId: entitlements.listingId,
+        version: entitlements.version,
+        createdAt: entitlements.createdAt,
+        purchaseId: entitlements.purchaseId,
+        kind: purchases.kind,
+        allVersions: purchases.allVersions,
+        transaction: purchases.transaction,
+        owner: listings.owner,
+        slug: listings.slug,
+      })
+      .from(entitlements)
+      .innerJoin(purchases, eq(purchases.id, entitlements.purchaseId))
+      // The listings domain has no by-id read for public use; owner and slug come from its table here.
+      .innerJoin(listings, eq(listings.id, entitlements.listingId))
+      .where(
+        and(
+          eq(entitlements.wallet, wallet),
+          after
+            ? sql`(${entitlements.createdAt}, ${entitlements.listingId}, ${entitlements.version}) < (${after.createdAt.toISOString()}::timestamptz, ${after.listingId}::uuid, ${after.version})`
+            : undefined,
+        ),
+      )
+      .orderBy(desc(entitlements.createdAt), desc(entitlements.listingId), desc(entitlements.version))
+      .limit(limit)
+  );
+}
+
+// Ledger and payouts
+
+export async function insertCredit(
+  db: Db,
+  row: { creatorId: string; amountMicro: bigint; feeMicro: bigint; purchaseId: string; createdAt: Date },
+): Promise<void> {
+  await db.insert(ledgerEntries).values({ ...row, kind: 'credit' });
+}
+
+/** Each creator's balance: credits − sweeps + reversed sweeps. */
+export async function creatorBalances(db: Db, creatorId?: string) {
+  const signed = sql<string>`sum(case when ${ledgerEntries.kind} = 'sweep' then -${ledgerEntries.amountMicro} else ${ledgerEntries.amountMicro} end)`;
+  const rows = await db
+    .select({ creatorId: ledgerEntries.creatorId, balance: signed })
+    .from(ledgerEntries)
+    .where(creatorId ? eq(ledgerEntries.creatorId, creatorId) : undefined)
+    .groupBy(ledgerEntries.creatorId);
+  return rows.map((row) => ({ creatorId: row.creatorId, balanceMicro: BigInt(row.balance ?? '0') }));
+}
+
+export async function insertSweep(
+  db: Db,
+  row: { creatorId: string; address: string; amountMicro: bigint; createdAt: Date },
+): Promise<SweepRow> {
+  const [sweep] = await db
+    .insert(payoutSweeps)
+    .values({ ...row, state: 'sending' })
+    .returning();
+  await db.insert(ledgerEntries).values({
+    creatorId: row.creatorId,
+    kind: 'sweep',
+    amountMicro: row.amountMicro,
+    sweepId: sweep!.id,
+    createdAt: row.createdAt,
+  });
+  return sweep!;
+}
+
+export async function finishSweep(
+  db: Db,
+  id: string,
+  outcome: { state: 'sent'; transaction: string } | { state: 'failed'; error: string },
+  now: Date,
+): Promise<void> {
+  const [sweep] = await db
+    .update(payoutSweeps)
+    .set({ ...outcome, finishedAt: now })
+    .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')))
+    .returning();
+  if (sweep && outcome.state === 'failed') {
+    await db.insert(ledgerEntries).values({
+      creatorId: sweep.creatorId,
+      kind: 'sweep_reversal',
+      amountMicro: sweep.amountMicro,
+      sweepId: sweep.id,
+      createdAt: now,
+    });
+  }
+}
+
+/** Sweeps whose transfer outcome is unknown (a crash between recording and confirming). */
+export async function sendingSweeps(db: Db, before: Date) {
+  return db
+    .select()
+    .from(payoutSweeps)
+    .where(and(eq(payoutSweeps.state, 'sending'), lt(payoutSweeps.createdAt, before)));
+}
+
+export async function ledgerTotals(db: Db, creatorId: string) {
+  const rows = await db
+    .select({ kind: ledgerEntries.kind, total: sql<string>`sum(${ledgerEntries.amountMicro})` })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.creatorId, creatorId))
+    .groupBy(ledgerEntries.kind);
+  const totals = { credit: 0n, sweep: 0n, sweep_reversal: 0n };
+  for (const row of rows) totals[row.kind] = BigInt(row.total);
+  return totals;
+}

@@ -1,0 +1,201 @@
+/**
+ * The human guides under /docs, as markdown with the deployment's base URL filled in, so every
+ * command shown can be pasted as is.
+ */
+
+export function buyingGuide(baseUrl: string): string {
+  return `# Buying
+
+A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Base (network
+\`eip155:8453\`) over HTTP 402 (x402 version 2, scheme \`exact\`). You pay once per listing; the
+versions you own stay downloadable forever, even after the listing is retired. Amounts are
+micro-USDC as decimal strings: \`"9000000"\` is 9.00 USD.
+
+There are three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, and the agent skill at
+[/.well-known/agent-skills/buy-a-repo/SKILL.md](/.well-known/agent-skills/buy-a-repo/SKILL.md).
+Every listing that is for sale is listed at [/.well-known/x402](/.well-known/x402).
+
+## 1. Read the manifest (free)
+
+\`\`\`sh
+curl ${baseUrl}/api/label/<owner>/<slug>
+\`\`\`
+
+The manifest separates what repo402 measured (\`computed\`: file tree, languages, dependencies,
+licence, originality, and the security scan with its verdict, findings and the capabilities the code
+uses) from what the seller says (\`self_reported\`: description and trigger hint). The page at
+\`${baseUrl}/<owner>/<slug>\` shows the same for people.
+
+## 2. Ask for the resource: the 402
+
+\`\`\`sh
+curl -i ${baseUrl}/api/r/<owner>/<slug>
+\`\`\`
+
+A priced listing answers \`402 Payment Required\`. The 402 is a paywall, not an error: the body (and,
+base64-encoded, the \`PAYMENT-REQUIRED\` header) says exactly what to sign. \`accepts[0]\` names the
+USDC contract (\`asset\`), the recipient (\`payTo\`), the \`amount\`, \`maxTimeoutSeconds\` and the
+token's EIP-712 domain (\`extra.name\`, \`extra.version\`). The top-level \`extra\` carries the
+\`kind\` (\`new\`, or \`update\` when your wallet already owns an earlier version: then \`from\`, \`to\` and
+the \`releases\` in between), the \`quote_id\` and its expiry \`valid_before\`.
+
+A free listing answers \`200\` with the download at once.
+
+## 3. Sign and pay
+
+Sign an EIP-3009 \`TransferWithAuthorization\` for exactly \`accepts[0]\` and send it back, base64-encoded,
+in \`PAYMENT-SIGNATURE\`, with the quote in \`X-Quote-Id\`:
+
+\`\`\`sh
+curl ${baseUrl}/api/r/<owner>/<slug> \\
+  -H "PAYMENT-SIGNATURE: <base64 payment payload>" \\
+  -H "X-Quote-Id: <extra.quote_id>"
+\`\`\`
+
+The official x402 client does all of this for you:
+
+\`\`\`ts
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import { ExactEvmScheme } from '@x402/evm';
+import { privateKeyToAccount } from 'viem/accounts';
+
+const account = privateKeyToAccount(process.env.PRIVATE_KEY);
+const pay = wrapFetchWithPaymentFromConfig(fetch, {
+  schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
+});
+const grant = await (await pay('${baseUrl}/api/r/<owner>/<slug>')).json();
+\`\`\`
+
+The client refuses payments above its spend limit (1 USD by default); raise it for dearer listings.
+
+Access is granted only after the payment settles on chain. The \`200\` grant carries
+\`download_url\` (valid 5 minutes), \`version\`, \`artifact_sha256\` (check it), \`size_bytes\`, the
+\`purchase_id\` and the \`transaction\` hash; the \`PAYMENT-RESPONSE\` header carries the settlement.
+
+What can happen instead:
+
+| Answer | Why | What to do |
+|---|---|---|
+| \`402 settlement_pending\`, \`504 settlement_timeout\` | the chain has not confirmed yet | retry with the same authorization; it is not consumed and you are never charged twice |
+| \`409 price_changed\` | the price or the version changed since the quote, or you sent no \`X-Quote-Id\` | sign the fresh 402 in \`details.payment_required\` |
+| \`409 replay\` | this authorization was already used | the existing purchase is returned; fetch again below |
+| \`402 insufficient_balance\`, \`402 expired_authorization\` | not enough USDC, or the authorization's window closed | fund the wallet, or request a fresh 402 |
+| \`400 authorization_mismatch\` | the authorization does not match the quote | sign \`accepts[0]\` exactly |
+
+Every error has the body \`{code, message, docs_url, details?}\`: see the [error reference](/docs/errors).
+
+## 4. Fetch again, free
+
+Prove you control the wallet with a signed \`wallet_ownership\` challenge and fetch any version you own:
+
+\`\`\`sh
+curl "${baseUrl}/api/auth/challenge?address=<your address>&purpose=wallet_ownership"
+# sign the returned message (EIP-191, personal_sign), then:
+WALLET_SIG=$(printf '{"address":"<address>","nonce":"<nonce>","signature":"<signature>"}' | base64 -w0)
+curl ${baseUrl}/api/r/<owner>/<slug>/v/<version> -H "X-Wallet-Signature: $WALLET_SIG"
+curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: $WALLET_SIG"
+\`\`\`
+
+Each challenge works once. \`GET /api/v/<owner>/<slug>\` with the same header tells whether you own the
+latest version and what an upgrade costs; the snippet at \`/api/snippet/<owner>/<slug>\` is a
+paste-ready note telling a downstream agent to check that before each run.
+
+## Through MCP
+
+Point any MCP client at \`${baseUrl}/api/mcp\` (Streamable HTTP, stateless). Tools:
+
+- \`how_to_buy\`: whether a listing is for sale, its price and where to buy; no wallet needed.
+- \`get_listing\`: the manifest.
+- \`check_version\`: the latest version and prices (with \`wallet_signature\`: whether you own it).
+- \`purchase\`: without \`payment_signature\` it returns the 402 body; sign \`accepts[0]\` and call it again
+  with \`payment_signature\` and \`quote_id\` to receive the grant.
+- \`fetch_release\`: re-fetch an owned version with \`wallet_signature\`.
+`;
+}
+
+export function sellingGuide(baseUrl: string): string {
+  const host = new URL(baseUrl).host;
+  return `# Selling
+
+You list a private repository; every \`vX.Y.Z\` tag becomes a release that repo402 snapshots into a zip,
+analyses and scans. Buyers pay per listing in USDC, paid out to your payout address.
+
+## 1. Register (invite only in this version)
+
+Registration is headless. Prove you control the payout address with a signed \`address_proof\`
+challenge:
+
+\`\`\`sh
+curl "${baseUrl}/api/auth/challenge?address=<payout address>&purpose=address_proof"
+# sign \`message\` verbatim (EIP-191 personal_sign) with the payout wallet
+curl ${baseUrl}/api/terms   # note its \`version\`
+curl -X POST ${baseUrl}/api/creators -H 'content-type: application/json' \\
+  -H "Idempotency-Key: $(uuidgen)" -d '{
+    "handle": "<your handle>",
+    "payout_address": "<payout address>",
+    "accepted_terms_version": "<terms version>",
+    "address_proof": {"nonce": "<nonce>", "signature": "<signature>"},
+    "invite_code": "<invite code>",
+    "abuse_contact": "<email>"
+  }'
+\`\`\`
+
+The \`201\` carries your \`api_key\` once: send it as \`Authorization: Bearer <api_key>\`. Lost it? Rotate
+it with a \`rotate_key\` signature from the payout address (\`POST /api/auth/rotate-key\`). Changing the
+payout address or the abuse contact needs a fresh \`step_up\` signature from the current payout
+address and takes effect after 48 hours.
+
+## 2. Create a hosted listing (Rail B)
+
+\`\`\`sh
+ssh-keygen -t ed25519 -f deploy_key -N ''
+curl -X POST ${baseUrl}/api/listings -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
+  -d "{\\"source\\": \\"hosted\\", \\"slug\\": \\"my-tool\\", \\"ssh_public_key\\": \\"$(cat deploy_key.pub)\\"}"
+\`\`\`
+
+The answer carries the git remote (\`ssh://git@${host.split(':')[0]}:<ssh port>/<handle>/my-tool.git\`), the
+default branch \`main\` and the server's host-key fingerprints: check them on first connect. The deploy
+key can push to this one repository only.
+
+## 3. Push a tag
+
+\`\`\`sh
+export GIT_SSH_COMMAND="ssh -i deploy_key -o IdentitiesOnly=yes"
+git remote add repo402 <remote>
+git push repo402 main
+git tag v1.0.0 && git push repo402 v1.0.0
+\`\`\`
+
+Each new \`vX.Y.Z\` tag cuts a release: a zip of the tagged tree, its analysis and the security scan.
+Tags are immutable: moving or deleting a \`v*\` tag is refused by the server. \`POST
+/api/listings/{id}/sync\` cuts the newest uncut tag, or a \`ref\` with a \`version\`.
+
+Every release goes on the public release log, failing ones too. A release fails its scan for a secret,
+a HIGH or CRITICAL dependency CVE, a known-malicious dependency, hidden-Unicode instruction
+smuggling, or a size over 200 MB / 20,000 files. The verdict is final for that version: fix it and
+tag a new one. \`GET /api/listings/{id}\` shows the full \`scan_report\`, with the path and line of
+each finding.
+
+## 4. Price, describe, publish
+
+\`\`\`sh
+curl -X PATCH ${baseUrl}/api/listings/<id> -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
+  -d '{"price_micro": "9000000", "update_price_micro": "0", "description": "…", "trigger_hint": "…"}'
+curl -X POST ${baseUrl}/api/listings/<id>/publish -H "Authorization: Bearer $KEY"
+\`\`\`
+
+\`update_price_micro\` \`"0"\` means every later version is included for existing holders. Price changes
+apply to future purchases only. Publishing needs a description, a trigger hint, a price (zero is a
+free listing) and a passing release; a repository that overlaps another listing's by 90 % or more
+cannot be published. \`POST /api/listings/{id}/licence\` commits an allow-listed LICENSE (MIT,
+Apache-2.0, BSD-3-Clause, MPL-2.0) to \`main\`.
+
+\`DELETE /api/listings/{id}\` retires a listing for good: it is no longer sold, holders keep every
+version they own, the manifest and release log stay up, and the hosted repository is archived.
+
+## Rail A: a private GitHub repository
+
+Listings backed by a private GitHub repository through the repo402 GitHub App are not available on
+this deployment yet; use a hosted listing.
+`;
+}

@@ -1,0 +1,279 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { formatUsd } from '../platform/money.js';
+import { renderPage } from '../platform/page.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { recentReleases } from '../releases/releases.js';
+import type { ReleaseBody } from '../releases/views.js';
+import { API_CATALOG_LINK } from './catalog.js';
+import { findManifest, listingUrls, type ManifestView } from './manifest.js';
+import { OwnerSlugParams } from './schemas.js';
+import { SKILL_PATH } from './skill.js';
+
+/**
+ * GET /{owner}/{slug}: the manifest as a server-rendered page, readable without any script. The
+ * README is the analysis' sanitised HTML; the Content-Security-Policy forbids every script on the
+ * page as a second wall should anything slip through.
+ */
+
+const PAGE_CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const TREE_ROWS = 300;
+const LOG_ROWS = 5;
+
+/** The parts of `computed` the page shows; every field may be absent on an old analysis. */
+interface ComputedView {
+  artifact_class?: string;
+  component_inventory?: Array<{ kind: string; count: number }>;
+  file_count?: number;
+  lines_of_code?: number;
+  languages?: Record<string, unknown>;
+  tree?: Array<{ path: string; size: number; binary: boolean }>;
+  readme_html?: string;
+  licence?: { spdx: string; verdict: string };
+  inventory_sentence?: string;
+  cadence_sentence?: string;
+  scan?: {
+    verdict?: string;
+    counts?: { blocking: number; disclosed: number; review: number };
+    capabilities?: { summary?: string };
+  };
+}
+
+export function registerManifestPage(app: App, ctx: AppContext): void {
+  app.get(
+    '/:owner/:slug',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'The manifest page (server-rendered HTML)',
+        params: OwnerSlugParams,
+        response: {
+          200: z.string().meta({ description: 'text/html' }),
+          ...errorResponses('not_found', 'rate_limited'),
+        },
+      },
+      config: rateLimitConfig(ctx.config, 'public'),
+    },
+    async (request, reply) => {
+      const view = await findManifest(ctx, request.params.owner, request.params.slug);
+      const log = await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS);
+      return reply
+        .header('link', API_CATALOG_LINK)
+        .header('content-security-policy', PAGE_CSP)
+        .header('cache-control', 'public, max-age=60')
+        .type('text/html; charset=utf-8')
+        .send(manifestPage(ctx.config.baseUrl, view, log));
+    },
+  );
+}
+
+export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBody[]): string {
+  const { listing, release } = view;
+  const computed = (view.manifest.computed ?? {}) as ComputedView;
+  const urls = listingUrls(baseUrl, listing.owner, listing.slug);
+  const price = listing.priceMicro ?? 0n;
+  const retired = listing.status === 'retired';
+  const name = `${listing.owner}/${listing.slug}`;
+  return renderPage({
+    title: name,
+    description: listing.description.slice(0, 300),
+    path: `/${name}`,
+    baseUrl,
+    children: (
+      <article class="manifest">
+        <p class="muted">
+          <a href={`/${listing.owner}/${listing.slug}`}>{name}</a> · version <code>{release.version}</code>
+        </p>
+        <h1>{listing.slug}</h1>
+        {retired ? (
+          <p class="notice" id="retired">
+            No longer sold. Holders still fetch every version they own.
+          </p>
+        ) : null}
+        <p class="lead" id="description">
+          {listing.description}
+        </p>
+        <p id="trigger-hint">
+          <strong>Use it when:</strong> {listing.triggerHint}
+        </p>
+
+        <div class="grid facts">
+          <div class="card" id="price">
+            <div class="muted">Price</div>
+            <div class="big">{price === 0n ? 'Free' : `$${formatUsd(price)}`}</div>
+            <div class="muted">
+              {listing.updatePriceMicro === 0n
+                ? 'Updates included'
+                : `Updates $${formatUsd(listing.updatePriceMicro)} each`}
+            </div>
+          </div>
+          <div class="card" id="version">
+            <div class="muted">Latest version</div>
+            <div class="big">{release.version}</div>
+            <div class="muted">Published {release.publishedAt.toISOString().slice(0, 10)}</div>
+          </div>
+          <div class="card" id="scan">
+            <div class="muted">Security scan</div>
+            <div class="big">
+              <span class={`badge ${computed.scan?.verdict === 'pass' ? 'ok' : 'bad'}`}>
+                {computed.scan?.verdict ?? 'pass'}
+              </span>
+            </div>
+            {computed.scan?.counts ? (
+              <div class="muted">
+                {computed.scan.counts.blocking} blocking · {computed.scan.counts.disclosed} disclosed ·{' '}
+                {computed.scan.counts.review} for review
+              </div>
+            ) : null}
+          </div>
+        </div>
+        {computed.scan?.capabilities?.summary ? (
+          <p id="capabilities">
+            <strong>What the code can do:</strong> {computed.scan.capabilities.summary}
+          </p>
+        ) : null}
+
+        <section id="buy">
+          <h2>Buy</h2>
+          {retired ? (
+            <p>This listing is retired: it is no longer sold. Holders fetch what they own as below.</p>
+          ) : null}
+          <ol>
+            <li>
+              HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization to
+              sign (x402 v2, <code>eip155:8453</code>); repeat it with <code>PAYMENT-SIGNATURE</code> and{' '}
+              <code>X-Quote-Id</code> for a 5-minute download URL.
+            </li>
+            <li>
+              MCP: call <code>purchase</code> with{' '}
+              <code>{`{"owner": "${listing.owner}", "slug": "${listing.slug}"}`}</code> on{' '}
+              <code>{`${baseUrl}/api/mcp`}</code>, sign the returned 402, call it again with{' '}
+              <code>payment_signature</code> and <code>quote_id</code>.
+            </li>
+            <li>
+              Agent skill: <a href={SKILL_PATH}>buy-a-repo</a>. Manifest: <a href={urls.manifest}>JSON</a>.
+              Holders re-fetch: <code>GET {urls.resource}/v/&lt;version&gt;</code> with{' '}
+              <code>X-Wallet-Signature</code>. More in <a href="/docs/buying">Buying</a>.
+            </li>
+          </ol>
+        </section>
+
+        <section id="contents">
+          <h2>What is inside</h2>
+          <ul>
+            {computed.artifact_class ? (
+              <li>
+                Class: <strong>{computed.artifact_class}</strong>
+              </li>
+            ) : null}
+            {computed.inventory_sentence ? <li>{computed.inventory_sentence}</li> : null}
+            {computed.file_count !== undefined ? (
+              <li>
+                {computed.file_count} files
+                {computed.lines_of_code !== undefined ? `, ${computed.lines_of_code} lines of code` : ''}
+              </li>
+            ) : null}
+            {computed.licence ? (
+              <li>
+                Licence: <code>{computed.licence.spdx}</code> ({computed.licence.verdict})
+              </li>
+            ) : null}
+            {computed.cadence_sentence ? <li>{computed.cadence_sentence}</li> : null}
+            <li>
+              Artifact SHA-256: <code class="hash">{release.artifactSha256}</code>
+            </li>
+          </ul>
+          {computed.component_inventory?.length ? (
+            <p id="components">
+              {computed.component_inventory.map((item) => (
+                <span class="badge">
+                  {item.kind} × {item.count}
+                </span>
+              ))}
+            </p>
+          ) : null}
+          {computed.languages && Object.keys(computed.languages).length > 0 ? (
+            <p id="languages">
+              <strong>Languages:</strong> {Object.keys(computed.languages).join(', ')}
+            </p>
+          ) : null}
+        </section>
+
+        {computed.readme_html ? (
+          <section id="readme">
+            <h2>README</h2>
+            <div class="prose readme" dangerouslySetInnerHTML={{ __html: computed.readme_html }} />
+          </section>
+        ) : null}
+
+        {computed.tree?.length ? (
+          <section id="tree">
+            <h2>Files</h2>
+            <details open={computed.tree.length <= 40}>
+              <summary>{computed.tree.length} files</summary>
+              <div class="table-scroll">
+                <table>
+                  <tbody>
+                    {computed.tree.slice(0, TREE_ROWS).map((file) => (
+                      <tr>
+                        <td>
+                          <code>{file.path}</code>
+                        </td>
+                        <td class="num">{file.binary ? 'binary' : `${file.size} B`}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              {computed.tree.length > TREE_ROWS ? (
+                <p class="muted">
+                  and {computed.tree.length - TREE_ROWS} more; the full tree is in the{' '}
+                  <a href={urls.manifest}>manifest</a>.
+                </p>
+              ) : null}
+            </details>
+          </section>
+        ) : null}
+
+        <section id="releases">
+          <h2>Releases</h2>
+          <div class="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th>Version</th>
+                  <th>Published</th>
+                  <th>Scan</th>
+                  <th>Changes</th>
+                </tr>
+              </thead>
+              <tbody>
+                {log.map((entry) => (
+                  <tr>
+                    <td>
+                      <code>{entry.version}</code>
+                    </td>
+                    <td>{entry.published_at.slice(0, 10)}</td>
+                    <td>
+                      <span
+                        class={`badge ${entry.scan === 'pass' ? 'ok' : entry.scan === 'fail' ? 'bad' : ''}`}
+                      >
+                        {entry.scan}
+                      </span>
+                    </td>
+                    <td>{entry.changelog.split('\n')[0]}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <p>
+            <a href={urls.releases}>The full release log</a> (JSON), failing releases included.
+          </p>
+        </section>
+      </article>
+    ),
+  });
+}

@@ -1,0 +1,117 @@
+import { LRUCache } from 'lru-cache';
+import { type ScanReport, toPublicScan } from '../analysis/inspect.js';
+import type { AppContext } from '../context.js';
+import { isValidName } from '../identity/handles.js';
+import type { PublicListing } from '../listings/public-listings.js';
+import { AppError } from '../platform/errors.js';
+import { listingEvents } from '../platform/listing-events.js';
+import { formatMicroUsdc } from '../platform/money.js';
+import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
+import { findManifestHead, findReleaseDocuments } from './store.js';
+
+/** The release fields public pages show without its documents. */
+export interface ReleaseHead {
+  id: string;
+  version: string;
+  artifactSha256: string;
+  publishedAt: Date;
+}
+
+/**
+ * The public Manifest (GET /api/label/{owner}/{slug}): what repo402 measured (`computed`, fixed
+ * when the release was analysed) kept apart from what the seller says (`self_reported`).
+ *
+ * Two caches keep the database off the hot path (PGlite serves one query at a time): the
+ * serialised body and its strong ETag per (release, listing fields), built once per release and
+ * listing revision; and the listing's current head for one second, dropped at once in this
+ * process when the listing changes (`announceListingChanged`). Another process may therefore
+ * serve the previous price for up to a second, well inside the minute the response itself may be
+ * cached for; the price a buyer pays is always the 402 quote's, read fresh.
+ */
+
+export interface ManifestView {
+  listing: PublicListing;
+  release: ReleaseHead;
+  manifest: Record<string, unknown>;
+  doc: Prebuilt;
+}
+
+const documents = new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 });
+const views = new LRUCache<string, ManifestView>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
+listingEvents.on('changed', ({ owner, slug }) => views.delete(`${owner}/${slug}`));
+
+/** The manifest of a published or retired listing's latest passing release; `404 not_found` otherwise. */
+export async function findManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
+  const cached = views.get(`${owner}/${slug}`);
+  if (cached) return cached;
+  const view = await loadManifest(ctx, owner, slug);
+  views.set(`${owner}/${slug}`, view);
+  return view;
+}
+
+async function loadManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
+  // A name that cannot exist (a NUL byte, say) is simply not found, and never reaches the database.
+  const head =
+    isValidName(owner) && isValidName(slug)
+      ? await findManifestHead(ctx.database.db, owner, slug)
+      : undefined;
+  if (!head) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
+  const listing = head.listing as PublicListing;
+  const { release } = head;
+  const key = [
+    ctx.config.baseUrl,
+    release.id,
+    listing.status,
+    listing.priceMicro,
+    listing.updatePriceMicro,
+    listing.description,
+    listing.triggerHint,
+  ].join('\u0000');
+  let entry = documents.get(key);
+  if (!entry) {
+    const stored = await findReleaseDocuments(ctx.database.db, release.id);
+    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored?.computed, stored?.scan);
+    entry = { manifest, doc: prebuilt(manifest) };
+    documents.set(key, entry);
+  }
+  return { listing, release, ...entry };
+}
+
+export function listingUrls(baseUrl: string, owner: string, slug: string) {
+  return {
+    page: `${baseUrl}/${owner}/${slug}`,
+    manifest: `${baseUrl}/api/label/${owner}/${slug}`,
+    resource: `${baseUrl}/api/r/${owner}/${slug}`,
+    version: `${baseUrl}/api/v/${owner}/${slug}`,
+    releases: `${baseUrl}/api/v/${owner}/${slug}/releases`,
+    snippet: `${baseUrl}/api/snippet/${owner}/${slug}`,
+  };
+}
+
+function buildManifest(
+  baseUrl: string,
+  listing: PublicListing,
+  release: ReleaseHead,
+  computed: unknown,
+  scan: unknown,
+): Record<string, unknown> {
+  const urls = listingUrls(baseUrl, listing.owner, listing.slug);
+  return {
+    owner: listing.owner,
+    slug: listing.slug,
+    channel: `${listing.owner}/${listing.slug}`,
+    status: listing.status,
+    version: release.version,
+    artifact_sha256: release.artifactSha256,
+    published_at: release.publishedAt.toISOString(),
+    price_micro: formatMicroUsdc(listing.priceMicro ?? 0n),
+    update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
+    resource_endpoint: urls.resource,
+    version_url: urls.version,
+    computed: {
+      ...(computed as Record<string, unknown>),
+      scan: scan ? toPublicScan(scan as ScanReport) : undefined,
+    },
+    self_reported: { description: listing.description, trigger_hint: listing.triggerHint },
+  };
+}

@@ -1,0 +1,109 @@
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { paymentRail } from '../payments/context.js';
+import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { listingEvents } from '../platform/listing-events.js';
+import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { SKILL_PATH } from './skill.js';
+import { listLiveListings } from './store.js';
+
+/**
+ * `/.well-known/x402`: every resource on sale. No format is ratified, so one document serves the
+ * readers in use: x402scan's `{version, resources: ["GET <url>"], instructions}`, the proposal's
+ * `x402Version`, and Bazaar-style `items` carrying each resource's payment requirements.
+ */
+
+/** The most resources one document lists; far above one deployment's catalogue today. */
+const MAX_RESOURCES = 5000;
+
+const DiscoverySchema = z
+  .object({
+    x402Version: z.literal(2),
+    version: z.literal(1),
+    resources: z.array(z.string()).meta({ description: '"GET <url>" for every resource on sale' }),
+    items: z.array(
+      z.looseObject({
+        resource: z.string(),
+        type: z.literal('http'),
+        x402Version: z.literal(2),
+        accepts: z.array(z.looseObject({})),
+        lastUpdated: z.iso.datetime(),
+        description: z.string(),
+        mimeType: z.string(),
+      }),
+    ),
+    instructions: z.string(),
+  })
+  .meta({ id: 'X402Discovery' });
+
+const cache = new LRUCache<string, Prebuilt>({ max: 1, ttl: 10_000 });
+listingEvents.on('changed', () => cache.clear());
+
+async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
+  const cached = cache.get('doc');
+  if (cached) return cached;
+  const { baseUrl } = ctx.config;
+  const rail = await paymentRail(ctx);
+  const live = await listLiveListings(ctx.database.db, MAX_RESOURCES);
+  const items = live
+    .filter((listing) => listing.priceMicro !== null)
+    .sort((a, b) => `${a.owner}/${a.slug}`.localeCompare(`${b.owner}/${b.slug}`))
+    .map((listing) => {
+      const accepted = acceptedOffer(baseUrl, rail, {
+        listingId: listing.id,
+        owner: listing.owner,
+        slug: listing.slug,
+        version: listing.version,
+        kind: 'new',
+        amountMicro: listing.priceMicro!,
+        updatePriceMicro: listing.updatePriceMicro,
+      });
+      return {
+        resource: accepted.resource,
+        type: 'http' as const,
+        x402Version: 2 as const,
+        accepts: [accepted],
+        lastUpdated: listing.publishedAt.toISOString(),
+        description: listing.description || accepted.description,
+        mimeType: 'application/zip',
+        extensions: { bazaar: BAZAAR },
+        metadata: {
+          channel: `${listing.owner}/${listing.slug}`,
+          version: listing.version,
+          manifest_url: `${baseUrl}/api/label/${listing.owner}/${listing.slug}`,
+          update_price_micro: listing.updatePriceMicro.toString(),
+        },
+      };
+    });
+  const doc = prebuilt({
+    x402Version: 2,
+    version: 1,
+    resources: items.map((item) => `GET ${item.resource}`),
+    items,
+    instructions:
+      `repo402 sells private git repositories as zip artifacts, one resource per listing, paid in USDC on Base (x402 v2, exact). ` +
+      `GET a resource for its 402, sign accepts[0] and repeat the GET with PAYMENT-SIGNATURE and X-Quote-Id (extra.quote_id). ` +
+      `Read the free manifest first (metadata.manifest_url). Skill: ${baseUrl}${SKILL_PATH}. MCP: ${baseUrl}/api/mcp.`,
+  });
+  cache.set('doc', doc);
+  return doc;
+}
+
+export function registerX402DiscoveryRoute(app: App, ctx: AppContext): void {
+  app.get(
+    '/.well-known/x402',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'Every resource on sale, for x402 discovery (x402scan, Bazaar-style items)',
+        response: { 200: DiscoverySchema, ...errorResponses('rate_limited') },
+      },
+      config: rateLimitConfig(ctx.config, 'public'),
+    },
+    async (request, reply) =>
+      sendPrebuilt(request, reply, await discoveryDocument(ctx), 'public, max-age=60'),
+  );
+}

@@ -1,0 +1,42 @@
+import { inspectRelease } from '../analysis/inspect.js';
+import type { AppContext } from '../context.js';
+
+/**
+ * The seam between the release cut and analysis/scanning. The cut snapshots a commit and records
+ * the release as `pending`; then the inspector (the analysis and scan of `src/analysis`) computes
+ * the manifest fields and the scan, and the cut records them once (a verdict is terminal). A cut
+ * whose inspection has not finished stays `pending` and cannot be published.
+ */
+export interface InspectionInput {
+  /** The bare repository; read it with git, never write to it. */
+  repoPath: string;
+  commit: string;
+  listing: { id: string; owner: string; slug: string };
+  version: string;
+  publishedAt: Date;
+  /** Earlier cut releases of this listing, oldest first. */
+  previous: Array<{ version: string; commitSha: string; publishedAt: Date }>;
+}
+
+export interface InspectionResult {
+  computed: unknown;
+  scan: unknown;
+  verdict: 'pass' | 'fail';
+  analyzerVersion: string;
+  scannerVersion: string;
+  /** SBOM document (JSON text), stored beside the artifact. */
+  sbom: string | null;
+  /** Replaces the cut's git-level diff summary when not null. */
+  diffSummary: unknown;
+}
+
+export type ReleaseInspector = (ctx: AppContext, input: InspectionInput) => Promise<InspectionResult>;
+
+export let RELEASE_INSPECTOR: ReleaseInspector = inspectRelease;
+
+/** Swaps the inspector (tests that need a given verdict); returns the one it replaced. */
+export function setReleaseInspector(inspector: ReleaseInspector): ReleaseInspector {
+  const previous = RELEASE_INSPECTOR;
+  RELEASE_INSPECTOR = inspector;
+  return previous;
+}

@@ -1,0 +1,82 @@
+import type { Readable } from 'node:stream';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import {
+  cutsOf,
+  findRelease,
+  newestRelease,
+  newestReleasesOf,
+  passingReleasesBetween,
+  type ReleaseCutRow,
+  type ReleaseRow,
+  releasePage,
+} from './store.js';
+import { parseVersion } from './versions.js';
+import { type ReleaseBody, releaseBody } from './views.js';
+
+/** A release as stored (money as `bigint`); format it for the wire with `releaseBody`. */
+export type Release = ReleaseRow;
+
+/** The newest release (by version) whose verdict is `pass`: what is on sale. */
+export async function latestPassingRelease(db: Db, listingId: string): Promise<Release | null> {
+  return (await newestRelease(db, listingId, { passing: true })) ?? null;
+}
+
+/** The newest release of any verdict. */
+export async function newestAnyRelease(db: Db, listingId: string): Promise<Release | null> {
+  return (await newestRelease(db, listingId)) ?? null;
+}
+
+/** A passing release by version; null for unknown, pending and failing versions alike. */
+export async function publishedRelease(db: Db, listingId: string, version: string): Promise<Release | null> {
+  if (!parseVersion(version)) return null;
+  const row = await findRelease(db, listingId, version);
+  return row?.verdict === 'pass' ? row : null;
+}
+
+/** Passing releases with `fromVersionExclusive < version <= toVersionInclusive`, oldest first, as SPEC Release objects. */
+export async function releasesBetween(
+  db: Db,
+  listingId: string,
+  fromVersionExclusive: string,
+  toVersionInclusive: string,
+): Promise<ReleaseBody[]> {
+  const from = parseVersion(fromVersionExclusive);
+  const to = parseVersion(toVersionInclusive);
+  if (!from || !to)
+    throw new RangeError(`not a version range: ${fromVersionExclusive}..${toVersionInclusive}`);
+  return (await passingReleasesBetween(db, listingId, from, to)).map(releaseBody);
+}
+
+/** Streams a release's zip from blob storage. */
+export function openArtifact(
+  ctx: AppContext,
+  release: Release,
+): Promise<{ stream: Readable; sizeBytes: number }> {
+  return ctx.blobs.open(release.artifactKey);
+}
+
+/** The newest releases of any verdict, newest first, as SPEC Release objects (the manifest page's log excerpt). */
+export async function recentReleases(db: Db, listingId: string, limit: number): Promise<ReleaseBody[]> {
+  return (await releasePage(db, listingId, limit)).map(releaseBody);
+}
+
+/** The newest passing and the newest release of any verdict, for each listing (listing views). */
+export async function headReleases(
+  db: Db,
+  listingIds: string[],
+): Promise<Map<string, { latest: Release | null; newest: Release | null }>> {
+  const [passing, any] = await Promise.all([
+    newestReleasesOf(db, listingIds, { passing: true }),
+    newestReleasesOf(db, listingIds),
+  ]);
+  return new Map(
+    listingIds.map((id) => [id, { latest: passing.get(id) ?? null, newest: any.get(id) ?? null }]),
+  );
+}
+
+/** Cuts that have not become a release: still queued, or failed with a reason (shown to the creator). */
+export async function unfinishedCuts(db: Db, listingId: string): Promise<ReleaseCutRow[]> {
+  const rows = await cutsOf(db, listingId, ['queued', 'failed']);
+  return rows.sort((a, b) => b.requestedAt.getTime() - a.requestedAt.getTime());
+}

@@ -1,0 +1,198 @@
+import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
+import type { Db } from '../db/connect.js';
+import { releaseCuts, releases } from '../db/schema/index.js';
+import type { Version } from './versions.js';
+
+export type ReleaseRow = typeof releases.$inferSelect;
+export type ReleaseCutRow = typeof releaseCuts.$inferSelect;
+
+const versionTuple = sql`(${releases.major}, ${releases.minor}, ${releases.patch})`;
+const tuple = (v: Version) => sql`(${v.major}::integer, ${v.minor}::integer, ${v.patch}::integer)`;
+const newestFirst = [desc(releases.major), desc(releases.minor), desc(releases.patch)];
+
+export async function findRelease(
+  db: Db,
+  listingId: string,
+  version: string,
+): Promise<ReleaseRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(releases)
+    .where(and(eq(releases.listingId, listingId), eq(releases.version, version)));
+  return row;
+}
+
+/** The highest version, of any verdict or only passing ones. */
+export async function newestRelease(
+  db: Db,
+  listingId: string,
+  options: { passing?: boolean } = {},
+): Promise<ReleaseRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(releases)
+    .where(and(eq(releases.listingId, listingId), options.passing ? eq(releases.verdict, 'pass') : undefined))
+    .orderBy(...newestFirst)
+    .limit(1);
+  return row;
+}
+
+/** Passing releases with `from < version <= to`, oldest first. */
+export async function passingReleasesBetween(
+  db: Db,
+  listingId: string,
+  from: Version,
+  to: Version,
+): Promise<ReleaseRow[]> {
+  return db
+    .select()
+    .from(releases)
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        eq(releases.verdict, 'pass'),
+        sql`${versionTuple} > ${tuple(from)}`,
+        sql`${versionTuple} <= ${tuple(to)}`,
+      ),
+    )
+    .orderBy(releases.major, releases.minor, releases.patch);
+}
+
+/** Every release, newest version first, below `before` (exclusive). */
+export async function releasePage(
+  db: Db,
+  listingId: string,
+  limit: number,
+  before?: Version,
+): Promise<ReleaseRow[]> {
+  return db
+    .select()
+    .from(releases)
+    .where(
+      and(eq(releases.listingId, listingId), before ? sql`${versionTuple} < ${tuple(before)}` : undefined),
+    )
+    .orderBy(...newestFirst)
+    .limit(limit);
+}
+
+/** Inserts the release unless one exists for the version already (a retried job); returns the stored row. */
+export async function insertRelease(db: Db, row: typeof releases.$inferInsert): Promise<ReleaseRow> {
+  await db.insert(releases).values(row).onConflictDoNothing();
+  return (await findRelease(db, row.listingId, row.version))!;
+}
+
+/** Records the inspection once: only a `pending` release takes a verdict. */
+export async function recordInspection(
+  db: Db,
+  id: string,
+  changes: Pick<
+    typeof releases.$inferInsert,
+    'verdict' | 'computed' | 'scan' | 'analyzerVersion' | 'scannerVersion' | 'sbomKey' | 'diffSummary'
+  >,
+): Promise<boolean> {
+  const rows = await db
+    .update(releases)
+    .set(changes)
+    .where(and(eq(releases.id, id), eq(releases.verdict, 'pending')))
+    .returning({ id: releases.id });
+  return rows.length === 1;
+}
+
+/** Claims the version for a cut; undefined when it is claimed already. */
+export async function insertCut(
+  db: Db,
+  row: typeof releaseCuts.$inferInsert,
+): Promise<ReleaseCutRow | undefined> {
+  const [inserted] = await db.insert(releaseCuts).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+export async function findCut(db: Db, id: string): Promise<ReleaseCutRow | undefined> {
+  const [row] = await db.select().from(releaseCuts).where(eq(releaseCuts.id, id));
+  return row;
+}
+
+/** Versions of the listing already claimed by a cut. */
+export async function cutVersions(db: Db, listingId: string): Promise<Set<string>> {
+  const rows = await db
+    .select({ version: releaseCuts.version })
+    .from(releaseCuts)
+    .where(eq(releaseCuts.listingId, listingId));
+  return new Set(rows.map((row) => row.version));
+}
+
+/** Cuts of the listing other than `exceptId` that did not fail: the candidates for "previous release". */
+export async function otherCuts(db: Db, listingId: string, exceptId: string): Promise<ReleaseCutRow[]> {
+  return db
+    .select()
+    .from(releaseCuts)
+    .where(
+      and(
+        eq(releaseCuts.listingId, listingId),
+        ne(releaseCuts.id, exceptId),
+        ne(releaseCuts.state, 'failed'),
+      ),
+    );
+}
+
+export async function finishCut(
+  db: Db,
+  id: string,
+  state: 'cut' | 'failed',
+  at: Date,
+  failureReason?: string,
+): Promise<void> {
+  await db
+    .update(releaseCuts)
+    .set({ state, finishedAt: at, failureReason: failureReason ?? null })
+    .where(and(eq(releaseCuts.id, id), eq(releaseCuts.state, 'queued')));
+}
+
+/** Cuts still queued that were requested before `before`: their job may have been lost. */
+export async function staleQueuedCuts(db: Db, before: Date, limit: number): Promise<ReleaseCutRow[]> {
+  return db
+    .select()
+    .from(releaseCuts)
+    .where(and(eq(releaseCuts.state, 'queued'), lt(releaseCuts.requestedAt, before)))
+    .limit(limit);
+}
+
+export async function cutsOf(
+  db: Db,
+  listingId: string,
+  states: ReleaseCutRow['state'][],
+): Promise<ReleaseCutRow[]> {
+  return db
+    .select()
+    .from(releaseCuts)
+    .where(and(eq(releaseCuts.listingId, listingId), inArray(releaseCuts.state, states)));
+}
+
+/** For each listing, its highest-version release (of any verdict, or only passing ones). */
+export async function newestReleasesOf(
+  db: Db,
+  listingIds: string[],
+  options: { passing?: boolean } = {},
+): Promise<Map<string, ReleaseRow>> {
+  if (listingIds.length === 0) return new Map();
+  const rows = await db
+    .selectDistinctOn([releases.listingId])
+    .from(releases)
+    .where(
+      and(
+        inArray(releases.listingId, listingIds),
+        options.passing ? eq(releases.verdict, 'pass') : undefined,
+      ),
+    )
+    .orderBy(releases.listingId, ...newestFirst);
+  return new Map(rows.map((row) => [row.listingId, row]));
+}
+
+/** Releases of the listing below `version`, oldest first. */
+export async function releasesBelow(db: Db, listingId: string, version: Version): Promise<ReleaseRow[]> {
+  return db
+    .select()
+    .from(releases)
+    .where(and(eq(releases.listingId, listingId), sql`${versionTuple} < ${tuple(version)}`))
+    .orderBy(releases.major, releases.minor, releases.patch);
+}

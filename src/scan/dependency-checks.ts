@@ -1,0 +1,81 @@
+import type { Dependency } from '../analysis/dependencies.js';
+import type { Db } from '../db/connect.js';
+import { advisoriesFor } from './advisory-store.js';
+import { isAffected, normaliseName, type OsvRange } from './osv.js';
+import type { Finding } from './types.js';
+
+/**
+ * `known_vulns` and `known_malware`: each dependency with a known version against the imported
+ * OSV advisories. MAL- records block; HIGH and CRITICAL vulnerabilities block; MODERATE and LOW
+ * are disclosed; a vulnerability without any severity goes to review.
+ */
+export async function checkDependencies(
+  db: Db,
+  dependencies: Dependency[],
+): Promise<{ findings: Finding[]; checked: number }> {
+  const versioned = dependencies.filter((d) => d.version);
+  const rows = await advisoriesFor(db, versioned);
+  const byPackage = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const key = `${row.ecosystem}\0${row.name}`;
+    byPackage.set(key, [...(byPackage.get(key) ?? []), row]);
+  }
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const dep of versioned) {
+    for (const advisory of byPackage.get(`${dep.ecosystem}\0${normaliseName(dep.ecosystem, dep.name)}`) ??
+      []) {
+      if (
+        !isAffected(
+          dep.ecosystem,
+          { ranges: advisory.ranges as OsvRange[], versions: advisory.versions },
+          dep.version!,
+        )
+      )
+        continue;
+      const key = `${advisory.id}\0${dep.ecosystem}\0${dep.name}\0${dep.version}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const pkg = {
+        ecosystem: dep.ecosystem,
+        name: dep.name,
+        version: dep.version,
+        direct: dep.direct,
+        dev: dep.dev,
+      };
+      const aliases = advisory.aliases.length > 0 ? ` (${advisory.aliases.join(', ')})` : '';
+      if (advisory.malicious) {
+        findings.push({
+          kind: 'malware',
+          check: 'known_malware',
+          tier: 'blocking',
+          rule_id: advisory.id,
+          severity: 'CRITICAL',
+          description: `${dep.name}@${dep.version} is a known malicious package: ${advisory.summary}`,
+          path: dep.source,
+          package: pkg,
+          source: `osv:${advisory.id}`,
+        });
+        continue;
+      }
+      const severity = advisory.severity ?? 'MODERATE';
+      findings.push({
+        kind: 'vulnerability',
+        check: 'known_vulns',
+        tier:
+          advisory.severity === null
+            ? 'review'
+            : severity === 'HIGH' || severity === 'CRITICAL'
+              ? 'blocking'
+              : 'disclosed',
+        rule_id: advisory.id,
+        severity,
+        description: `${dep.name}@${dep.version}: ${advisory.summary}${aliases}${advisory.cvssScore !== null ? `, CVSS ${advisory.cvssScore}` : ''}`,
+        path: dep.source,
+        package: pkg,
+        source: `osv:${advisory.id}`,
+      });
+    }
+  }
+  return { findings, checked: versioned.length };
+}

@@ -1,0 +1,215 @@
+import type { Severity } from './types.js';
+
+/**
+ * The secret rules, kept as data. A rule runs on a file only when one of its `keywords` occurs in
+ * it (case-insensitive), so the regexes stay off most text. The capture group `secret` is the value
+ * that entropy and allowlists look at; it is never stored, only a redacted hint of it.
+ */
+export interface SecretRule {
+  id: string;
+  description: string;
+  keywords: string[];
+  /** JavaScript regex source; must contain the named group `secret`. */
+  pattern: string;
+  flags?: string;
+  /** Minimum Shannon entropy (bits per character) of the secret. */
+  entropy?: number;
+  severity: Severity;
+  /** Generic rules are skipped in test-fixture and example paths (specific token formats are not). */
+  generic?: boolean;
+}
+
+const B64 = 'A-Za-z0-9+/';
+
+export const SECRET_RULES: SecretRule[] = [
+  {
+    id: 'private-key',
+    description: 'Private key (PEM or OpenSSH)',
+    keywords: ['private key'],
+    pattern: `-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?<secret>[${B64}=\\s\\\\:,.-]{64,}?)-----END`,
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'aws-access-key-id',
+    description: 'AWS access key ID',
+    keywords: ['akia', 'asia', 'abia', 'acca'],
+    pattern: '\\b(?<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\\b',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'aws-secret-access-key',
+    description: 'AWS secret access key',
+    keywords: ['aws'],
+    pattern: `aws.{0,20}?(?:secret|private)?.{0,10}?key.{0,5}?['"]?\\s*(?::|=>|=)\\s*['"]?(?<secret>[${B64}]{40})(?![${B64}])`,
+    flags: 'i',
+    entropy: 4,
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'gcp-api-key',
+    description: 'Google Cloud API key',
+    keywords: ['aiza'],
+    pattern: '\\b(?<secret>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])',
+    severity: 'HIGH',
+  },
+  {
+    id: 'gcp-service-account',
+    description: 'Google Cloud service-account key file',
+    keywords: ['service_account'],
+    pattern:
+      '"type"\\s*:\\s*"service_account"[\\s\\S]{0,400}?"private_key_id"\\s*:\\s*"(?<secret>[0-9a-f]{40})"',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'azure-storage-key',
+    description: 'Azure storage account key',
+    keywords: ['accountkey'],
+    pattern: `AccountKey=(?<secret>[${B64}]{86}==)`,
+    flags: 'i',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'azure-client-secret',
+    description: 'Azure AD client secret',
+    keywords: ['q~'],
+    pattern: '(?<![A-Za-z0-9_~.-])(?<secret>[A-Za-z0-9_~.]{3}\\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])',
+    entropy: 3.5,
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'github-token',
+    description: 'GitHub token',
+    keywords: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
+    pattern: '\\b(?<secret>gh[pousr]_[A-Za-z0-9]{36,255})\\b',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'github-fine-grained-token',
+    description: 'GitHub fine-grained personal access token',
+    keywords: ['github_pat_'],
+    pattern: '\\b(?<secret>github_pat_[A-Za-z0-9_]{82})\\b',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'gitlab-token',
+    description: 'GitLab personal access token',
+    keywords: ['glpat-'],
+    pattern: '\\b(?<secret>glpat-[A-Za-z0-9_-]{20,})',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'npm-token',
+    description: 'npm access token',
+    keywords: ['npm_'],
+    pattern: '\\b(?<secret>npm_[A-Za-z0-9]{36})\\b',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'pypi-token',
+    description: 'PyPI upload token',
+    keywords: ['pypi-ageichlwas5vcmc'],
+    pattern: '\\b(?<secret>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'stripe-key',
+    description: 'Stripe secret or restricted key',
+    keywords: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'],
+    pattern: '\\b(?<secret>[rs]k_(?:live|test)_[A-Za-z0-9]{24,})\\b',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'slack-token',
+    description: 'Slack token',
+    keywords: ['xoxb-', 'xoxp-', 'xoxa-', 'xoxr-', 'xoxs-', 'xoxe-'],
+    pattern: '\\b(?<secret>xox[abeprs]-[0-9A-Za-z-]{20,})',
+    severity: 'HIGH',
+  },
+  {
+    id: 'slack-webhook',
+    description: 'Slack incoming webhook URL',
+    keywords: ['hooks.slack.com'],
+    pattern: 'https://hooks\\.slack\\.com/services/(?<secret>T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,})',
+    severity: 'HIGH',
+  },
+  {
+    id: 'discord-webhook',
+    description: 'Discord webhook URL',
+    keywords: ['discord.com/api/webhooks', 'discordapp.com/api/webhooks'],
+    pattern:
+      'https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/(?<secret>[A-Za-z0-9_-]{60,})',
+    severity: 'HIGH',
+  },
+  {
+    id: 'telegram-bot-token',
+    description: 'Telegram bot token',
+    keywords: [':aa'],
+    pattern: '\\b(?<secret>\\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])',
+    severity: 'HIGH',
+  },
+  {
+    id: 'sendgrid-key',
+    description: 'SendGrid API key',
+    keywords: ['sg.'],
+    pattern: '\\b(?<secret>SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])',
+    severity: 'HIGH',
+  },
+  {
+    id: 'openai-key',
+    description: 'OpenAI API key',
+    keywords: ['t3blbkfj', 'sk-proj-', 'sk-svcacct-', 'sk-admin-'],
+    pattern:
+      '\\b(?<secret>sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}))(?![A-Za-z0-9_-])',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'anthropic-key',
+    description: 'Anthropic API key',
+    keywords: ['sk-ant-'],
+    pattern: '\\b(?<secret>sk-ant-(?:api|admin)\\d\\d-[A-Za-z0-9_-]{80,})',
+    severity: 'CRITICAL',
+  },
+  {
+    id: 'huggingface-token',
+    description: 'Hugging Face access token',
+    keywords: ['hf_'],
+    pattern: '\\b(?<secret>hf_[A-Za-z]{34})\\b',
+    entropy: 3.5,
+    severity: 'HIGH',
+  },
+  {
+    id: 'groq-key',
+    description: 'Groq API key',
+    keywords: ['gsk_'],
+    pattern: '\\b(?<secret>gsk_[A-Za-z0-9]{52})\\b',
+    severity: 'HIGH',
+  },
+  {
+    id: 'jwt',
+    description: 'JSON Web Token',
+    keywords: ['eyj'],
+    pattern: '\\b(?<secret>eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{20,})',
+    severity: 'HIGH',
+    generic: true,
+  },
+  {
+    id: 'database-url-password',
+    description: 'Database connection URL with a password',
+    keywords: ['postgres', 'mysql', 'mariadb', 'mongodb', 'redis', 'amqp'],
+    pattern:
+      '\\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?)://[^\\s:@/\'"`]*:(?<secret>[^\\s@/\'"`]{4,})@[^\\s\'"`]+',
+    flags: 'i',
+    severity: 'HIGH',
+  },
+  {
+    id: 'generic-secret-assignment',
+    description: 'High-entropy value assigned to a secret-looking name',
+    keywords: ['key', 'secret', 'token', 'passw', 'pwd', 'credential'],
+    pattern:
+      '(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|access[_-]?token|token|passw(?:or)?d|pwd|client[_-]?secret|credentials?)["\']?\\s*(?::=|=>|:|=)\\s*["\'`]?(?<secret>[A-Za-z0-9_\\-+/=.~!@#$%^&*]{16,})',
+    flags: 'i',
+    entropy: 3.7,
+    severity: 'HIGH',
+    generic: true,
+  },
+];

@@ -1,0 +1,115 @@
+import { SECRET_RULES, type SecretRule } from './secret-rules.js';
+import type { Finding } from './types.js';
+
+interface CompiledRule extends SecretRule {
+  regex: RegExp;
+}
+
+export interface SecretScanner {
+  scan(filePath: string, text: string, lineAt: (offset: number) => number): Finding[];
+}
+
+/** Values that are documentation, not secrets: examples, placeholders, references to the environment. */
+const PLACEHOLDER =
+  /example|placeholder|your[_-]?|xxxx|\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|changeme|dummy|redacted|process\.env|os\.environ|getenv|env\(|secrets\.|0123456789|abcdef(?:gh)?ijklmn/i;
+/** Passwords of local development databases (docker-compose defaults), not credentials. */
+const DEV_PASSWORD =
+  /^(postgres|password|passwd|pass|secret|root|admin|test|mysql|redis|guest|user|dev|local)$/i;
+/** Paths where generic rules would mostly hit deliberate test data. */
+const FIXTURE_PATH =
+  /(^|\/)(tests?|__tests__|spec|specs|fixtures?|__fixtures__|testdata|examples?|samples?|mocks?|__mocks__)\/|\.(example|sample|template|dist)$|(^|\/)\.env\.(example|sample|template)$/i;
+
+export function shannonEntropy(value: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of value) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let entropy = 0;
+  for (const count of counts.values()) {
+    const p = count / value.length;
+    entropy -= p * Math.log2(p);
+  }
+  return entropy;
+}
+
+/** What the report may show of a secret: its first four characters and its length. */
+export function redact(value: string): string {
+  return `${value.slice(0, 4)}…(${value.length} chars)`;
+}
+
+export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretScanner {
+  const compiled: CompiledRule[] = rules.map((rule) => ({
+    ...rule,
+    regex: new RegExp(rule.pattern, `g${rule.flags ?? ''}`),
+  }));
+  const byKeyword = new Map<string, CompiledRule[]>();
+  for (const rule of compiled) {
+    for (const keyword of rule.keywords) {
+      const list = byKeyword.get(keyword) ?? [];
+      list.push(rule);
+      byKeyword.set(keyword, list);
+    }
+  }
+  const escaped = [...byKeyword.keys()]
+    .sort((a, b) => b.length - a.length)
+    .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const prefilter = new RegExp(escaped.join('|'), 'gi');
+
+  return {
+    scan(filePath, text, lineAt) {
+      const candidates = new Set<CompiledRule>();
+      prefilter.lastIndex = 0;
+      for (let m = prefilter.exec(text); m; m = prefilter.exec(text)) {
+        for (const rule of byKeyword.get(m[0].toLowerCase()) ?? []) candidates.add(rule);
+        if (candidates.size === compiled.length) break;
+      }
+      if (candidates.size === 0) return [];
+      const fixture = FIXTURE_PATH.test(filePath);
+      const findings: Finding[] = [];
+      const seen = new Set<string>();
+      // Specific rules first; a generic rule never reports a value a specific rule already named.
+      const spans: Array<[number, number]> = [];
+      for (const rule of [...candidates].sort(
+        (a, b) => Number(a.generic ?? false) - Number(b.generic ?? false),
+      )) {
+        if (rule.generic && fixture) continue;
+        rule.regex.lastIndex = 0;
+        for (let m = rule.regex.exec(text); m; m = rule.regex.exec(text)) {
+          if (m[0].length === 0) rule.regex.lastIndex++;
+          const secret = m.groups?.secret ?? m[0];
+          if (!isLikelySecret(rule, secret)) continue;
+          const start = m.index + m[0].indexOf(secret);
+          const end = start + secret.length;
+          if (rule.generic && spans.some(([s, e]) => start < e && s < end)) continue;
+          spans.push([start, end]);
+          const line = lineAt(start);
+          const key = `${rule.id}:${line}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          findings.push({
+            kind: 'secret',
+            check: 'secrets',
+            tier: 'blocking',
+            rule_id: rule.id,
+            severity: rule.severity,
+            description: `${rule.description} committed in the repository`,
+            path: filePath,
+            line,
+            hint: redact(secret.trim()),
+          });
+        }
+      }
+      return findings;
+    },
+  };
+}
+
+function isLikelySecret(rule: SecretRule, secret: string): boolean {
+  if (secret.length < 200 && PLACEHOLDER.test(secret)) return false;
+  if (/^(.)\1+$/.test(secret.replace(/[\s-]/g, ''))) return false;
+  if (rule.id === 'database-url-password' && (DEV_PASSWORD.test(secret) || secret.startsWith('$')))
+    return false;
+  if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return false;
+  // A generic assignment is a secret only when it mixes letters and digits, as generated keys do.
+  if (rule.id === 'generic-secret-assignment' && !(/[0-9]/.test(secret) && /[A-Za-z]/.test(secret)))
+    return false;
+  return true;
+}

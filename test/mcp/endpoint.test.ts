@@ -1,0 +1,134 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
+const BOTH = 'application/json, text/event-stream';
+
+describe('MCP endpoint transport', () => {
+  let t: TestApp;
+  let base: string;
+
+  beforeEach(async () => {
+    t = await createTestApp({ env: { MCP_STREAMS_PER_IP: '2', MCP_STREAM_SECONDS: '1' } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterEach(() => t.close());
+
+  it('initializes and answers ping through the official client', async () => {
+    const client = new Client({ name: 'test', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`));
+    await client.connect(transport);
+    expect(client.getServerVersion()?.name).toBe('repo402');
+    expect(client.getInstructions()).toMatch(/purchase/);
+    await expect(client.ping()).resolves.toBeDefined();
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it('answers a JSON-RPC POST with JSON and the request id header', async () => {
+    const response = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: BOTH },
+      body: JSON.stringify(INIT),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+    const body = await response.json();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'repo402' } } });
+  });
+
+  it('refuses a POST whose Accept lacks text/event-stream with the error body', async () => {
+    const response = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(INIT),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.code).toBe('invalid_request');
+    expect(body.details.issues[0].field).toBe('accept');
+  });
+
+  it('refuses an unknown MCP-Protocol-Version and a body that is not JSON-RPC', async () => {
+    const bad = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: BOTH, 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).details.issues[0].field).toBe('mcp-protocol-version');
+
+    const notRpc = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: BOTH },
+      body: JSON.stringify({ hello: 'world' }),
+    });
+    expect(notRpc.status).toBe(400);
+    expect((await notRpc.json()).code).toBe('invalid_request');
+
+    const malformed = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: BOTH },
+      body: '{"jsonrpc":',
+    });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).code).toBe('invalid_request');
+  });
+
+  it('GET opens a quiet SSE stream that ends after its lifetime; the per-IP cap refuses more', async () => {
+    const first = await fetch(`${base}/api/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/event-stream');
+    const second = await fetch(`${base}/api/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(second.status).toBe(200);
+    const third = await fetch(`${base}/api/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(third.status).toBe(429);
+    const refused = await third.json();
+    expect(refused.code).toBe('rate_limited');
+    expect(refused.retry_after_seconds).toBeGreaterThan(0);
+
+    // The lifetime (1 s here) ends the stream; only comments were sent.
+    const text = await first.text();
+    expect(text.split('\n').filter((line) => line && !line.startsWith(':'))).toEqual([]);
+    await second.text();
+    const again = await fetch(`${base}/api/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(again.status).toBe(200);
+    await again.body?.cancel();
+  });
+
+  it('a client that leaves releases its stream slot', async () => {
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const response = await fetch(`${base}/api/mcp`, {
+        headers: { accept: 'text/event-stream' },
+        signal: controller.signal,
+      });
+      expect(response.status).toBe(200);
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+
+  it('GET without text/event-stream in Accept is invalid; DELETE answers 200', async () => {
+    const get = await fetch(`${base}/api/mcp`, { headers: { accept: 'application/json' } });
+    expect(get.status).toBe(400);
+    expect((await get.json()).code).toBe('invalid_request');
+    const del = await fetch(`${base}/api/mcp`, { method: 'DELETE' });
+    expect(del.status).toBe(200);
+  });
+
+  it('closing the app ends open notification streams', async () => {
+    const response = await fetch(`${base}/api/mcp`, { headers: { accept: 'text/event-stream' } });
+    const done = response.text();
+    await t.app.close();
+    await expect(done).resolves.toContain('keep-alive comments only');
+  });
+});

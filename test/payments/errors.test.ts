@@ -1,0 +1,212 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { HTTPFacilitatorClient } from '@x402/core/http';
+import { eq } from 'drizzle-orm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listings, purchases } from '../../src/db/schema/index.js';
+import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
+import { newWallet } from '../identity/support.js';
+import { BACKENDS } from '../support/db.js';
+import { startFaultyFacilitator } from './faulty-facilitator.js';
+import {
+  buy,
+  buyUrl,
+  createPaymentsApp,
+  fundedWallet,
+  type PaymentsTestApp,
+  publishListing,
+  quote,
+  signAuthorization,
+  signPayment,
+  walletSignatureHeader,
+} from './support.js';
+
+/** Every payment error code of SPEC.md, produced through the real routes. */
+describe.each(BACKENDS)('payment errors on %s', (backend) => {
+  let t: PaymentsTestApp;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  async function pay(fixture: Awaited<ReturnType<typeof publishListing>>, header: string, quoteId?: string) {
+    return t.app.inject({
+      url: buyUrl(fixture),
+      headers: { 'payment-signature': header, ...(quoteId ? { 'x-quote-id': quoteId } : {}) },
+    });
+  }
+
+  function expectCode(res: { statusCode: number; json(): { code: string } }, status: number, code: string) {
+    expect(res.statusCode, JSON.stringify(res.json())).toBe(status);
+    expect(res.json().code).toBe(code);
+  }
+
+  it('insufficient_balance, expired_authorization, authorization_mismatch, invalid_signature, replay', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const pr = await quote(t, fixture);
+    const q = pr.extra.quote_id;
+
+    const poor = await fundedWallet(t, 1_000_000n);
+    expectCode(await pay(fixture, await signPayment(pr, poor), q), 402, 'insufficient_balance');
+
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const past = BigInt(Math.floor(Date.now() / 1000) - 5);
+    expectCode(
+      await pay(fixture, await signAuthorization(pr, wallet, { validBefore: past }), q),
+      402,
+      'expired_authorization',
+    );
+    expectCode(
+      await pay(fixture, await signAuthorization(pr, wallet, { value: 1n }), q),
+      400,
+      'authorization_mismatch',
+    );
+    expectCode(
+      await pay(fixture, await signAuthorization(pr, wallet, { to: newWallet().address }), q),
+      400,
+      'authorization_mismatch',
+    );
+    const future = BigInt(Math.floor(Date.now() / 1000) + 3600);
+    expectCode(
+      await pay(fixture, await signAuthorization(pr, wallet, { validAfter: future }), q),
+      400,
+      'authorization_mismatch',
+    );
+    expectCode(
+      await pay(fixture, await signAuthorization(pr, wallet, {}, newWallet()), q),
+      401,
+      'invalid_signature',
+    );
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(5_000_000n);
+
+    const header = await signAuthorization(pr, wallet);
+    expect((await pay(fixture, header, q)).statusCode).toBe(200);
+    const replay = await pay(fixture, header, q);
+    expectCode(replay, 409, 'replay');
+    expect(replay.json().details.purchase).toMatchObject({ version: '1.0.0', kind: 'new' });
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
+  });
+
+  it('price_changed: no quote, a changed price, an expired quote, a new-quote payer who holds an earlier version', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n, updatePriceMicro: 500_000n });
+    const wallet = await fundedWallet(t, 10_000_000n);
+    const pr = await quote(t, fixture);
+    expectCode(await pay(fixture, await signAuthorization(pr, wallet)), 409, 'price_changed');
+    expectCode(await pay(fixture, await signPayment(pr, wallet), 'q1.forged.quote'), 409, 'price_changed');
+
+    await t.ctx.database.db
+      .update(listings)
+      .set({ priceMicro: 3_000_000n })
+      .where(eq(listings.id, fixture.listingId));
+    const changed = await pay(fixture, await signPayment(pr, wallet), pr.extra.quote_id);
+    expectCode(changed, 409, 'price_changed');
+    expect(changed.json().details.payment_required.accepts[0].amount).toBe('3000000');
+
+    const fresh = await quote(t, fixture);
+    t.clock.advance(301_000);
+    expectCode(
+      await pay(fixture, await signPayment(fresh, wallet), fresh.extra.quote_id),
+      409,
+      'price_changed',
+    );
+    t.clock.set(new Date());
+
+    // The wallet buys 1.0.0; after 1.1.0 is out, paying a `new` quote answers with the `update` 402.
+    expect((await buy(t, fixture, wallet)).statusCode).toBe(200);
+    const { addRelease } = await import('./support.js');
+    await addRelease(t, fixture, '1.1.0');
+    const anonymous = await quote(t, fixture);
+    expect(anonymous.extra.kind).toBe('new');
+    const wrongKind = await pay(fixture, await signPayment(anonymous, wallet), anonymous.extra.quote_id);
+    expectCode(wrongKind, 409, 'price_changed');
+    expect(wrongKind.json().details.payment_required.extra).toMatchObject({
+      kind: 'update',
+      from: '1.0.0',
+      to: '1.1.0',
+    });
+    expect(wrongKind.json().details.payment_required.accepts[0].amount).toBe('500000');
+  });
+
+  it('settlement_pending and settlement_timeout from a facilitator that fails or is slow', async () => {
+    t = await createPaymentsApp({ backend, env: { SETTLEMENT_TIMEOUT_MS: '500' } });
+    const facilitator = await startFaultyFacilitator(devnetFacilitator(t.rail.devnet!));
+    t.rail.facilitator = new HTTPFacilitatorClient({ url: facilitator.url });
+    try {
+      const fixture = await publishListing(t);
+      const pr = await quote(t, fixture);
+      facilitator.mode = 'fail';
+      expectCode(
+        await pay(fixture, await signPayment(pr, await fundedWallet(t, 5_000_000n)), pr.extra.quote_id),
+        402,
+        'settlement_pending',
+      );
+      facilitator.mode = 'delay';
+      facilitator.delayMs = 1500;
+      expectCode(
+        await pay(fixture, await signPayment(pr, await fundedWallet(t, 5_000_000n)), pr.extra.quote_id),
+        504,
+        'settlement_timeout',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      await facilitator.close();
+    }
+  });
+
+  it('sanctioned_counterparty for a sanctioned payer or wallet, blocked_jurisdiction by country header', async () => {
+    const sanctioned = newWallet();
+    const dir = (await import('node:os')).tmpdir();
+    const file = path.join(dir, `sanctions-${sanctioned.address}.txt`);
+    await writeFile(file, `# test list\n${sanctioned.address.toLowerCase()}\n`);
+    t = await createPaymentsApp({
+      backend,
+      env: { SANCTIONS_FILE: file, COUNTRY_HEADER: 'CF-IPCountry', BLOCKED_COUNTRIES: 'KP,IR' },
+    });
+    const fixture = await publishListing(t);
+    await t.rail.devnet!.fund(sanctioned.address, 5_000_000n);
+    const pr = await quote(t, fixture);
+    expectCode(
+      await pay(fixture, await signPayment(pr, sanctioned), pr.extra.quote_id),
+      403,
+      'sanctioned_counterparty',
+    );
+    expect(await t.rail.devnet!.balanceOf(sanctioned.address)).toBe(5_000_000n);
+    const withWallet = await t.app.inject({
+      url: buyUrl(fixture),
+      headers: { 'x-wallet-signature': await walletSignatureHeader(t, sanctioned) },
+    });
+    expectCode(withWallet, 403, 'sanctioned_counterparty');
+    expectCode(
+      await t.app.inject({ url: buyUrl(fixture), headers: { 'cf-ipcountry': 'kp' } }),
+      451,
+      'blocked_jurisdiction',
+    );
+    expect((await t.app.inject({ url: buyUrl(fixture), headers: { 'cf-ipcountry': 'DE' } })).statusCode).toBe(
+      402,
+    );
+  });
+
+  it('not_found for unknown listings, drafts and versions; retired (410) for a buy; not_entitled for a re-fetch', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t);
+    expectCode(await t.app.inject({ url: `/api/r/${fixture.owner}/nope` }), 404, 'not_found');
+    const draft = await publishListing(t, { slug: 'draft-kit', creator: fixture.creator });
+    await t.ctx.database.db.update(listings).set({ status: 'draft' }).where(eq(listings.id, draft.listingId));
+    expectCode(await t.app.inject({ url: buyUrl(draft) }), 404, 'not_found');
+    const wallet = await fundedWallet(t, 0n);
+    const refetch = (version: string) =>
+      walletSignatureHeader(t, wallet).then((header) =>
+        t.app.inject({ url: `${buyUrl(fixture)}/v/${version}`, headers: { 'x-wallet-signature': header } }),
+      );
+    expectCode(await refetch('1.0.0'), 403, 'not_entitled');
+    expectCode(await refetch('9.9.9'), 404, 'not_found');
+    expectCode(await t.app.inject({ url: `${buyUrl(fixture)}/v/1.0.0` }), 401, 'invalid_signature');
+    await t.ctx.database.db
+      .update(listings)
+      .set({ status: 'retired' })
+      .where(eq(listings.id, fixture.listingId));
+    expectCode(await t.app.inject({ url: buyUrl(fixture) }), 410, 'retired');
+    expect(await t.ctx.database.db.select().from(purchases)).toHaveLength(0);
+  });
+});

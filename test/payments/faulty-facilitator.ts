@@ -1,0 +1,69 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FacilitatorClient } from '@x402/core/http';
+
+/**
+ * A real HTTP x402 facilitator (POST /verify, POST /settle, GET /supported) in front of a working
+ * one, that misbehaves on settle as told: `ok`; `fail` (500, nothing broadcast); `delay` (answers
+ * after `delayMs`, for a settle that succeeds late); `lost` (settles on chain, then drops the
+ * connection); `pending` (settles on chain, answers `settlement_pending`).
+ */
+export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending';
+
+export interface FaultyFacilitator {
+  url: string;
+  mode: SettleMode;
+  delayMs: number;
+  settles: number;
+  /** Settles that completed on the inner facilitator. */
+  settled: number;
+  close(): Promise<void>;
+}
+
+async function readJson(
+  request: IncomingMessage,
+): Promise<{ paymentPayload: never; paymentRequirements: never }> {
+  let raw = '';
+  for await (const chunk of request) raw += chunk;
+  return JSON.parse(raw);
+}
+
+export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<FaultyFacilitator> {
+  const state = { mode: 'ok' as SettleMode, delayMs: 0, settles: 0, settled: 0 };
+  const server: Server = createServer(async (request, response) => {
+    const send = (status: number, body: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    };
+    try {
+      if (request.method === 'GET' && request.url === '/supported')
+        return send(200, await inner.getSupported());
+      const body = await readJson(request);
+      if (request.url === '/verify')
+        return send(200, await inner.verify(body.paymentPayload, body.paymentRequirements));
+      if (request.url !== '/settle') return send(404, { error: 'not found' });
+      state.settles += 1;
+      const mode = state.mode;
+      if (mode === 'fail') return send(500, { error: 'facilitator unavailable' });
+      const result = await inner.settle(body.paymentPayload, body.paymentRequirements);
+      if (result.success) state.settled += 1;
+      if (mode === 'lost') return request.socket.destroy();
+      if (mode === 'pending')
+        return send(200, { ...result, success: false, errorReason: 'settlement_pending' });
+      if (mode === 'delay') await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      send(200, result);
+    } catch (error) {
+      send(500, { error: (error as Error).message });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}

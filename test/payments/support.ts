@@ -1,0 +1,224 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { x402Client } from '@x402/core/client';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { expect } from 'vitest';
+import { listings, releases } from '../../src/db/schema/index.js';
+import { openPaymentRail, type PaymentRail } from '../../src/payments/rail.js';
+import { parseVersion } from '../../src/releases/versions.js';
+import {
+  newWallet,
+  type RegisteredCreator,
+  registerCreator,
+  walletSignatureHeader,
+} from '../identity/support.js';
+import { createTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
+
+export interface PaymentsTestApp extends TestApp {
+  rail: PaymentRail;
+}
+
+/**
+ * The real app with the devnet payment rail (EDR chain, token, in-process facilitator) on its
+ * own database. The manual clock starts at the real time: the chain and the x402 client use it.
+ */
+export async function createPaymentsApp(options: TestAppOptions = {}): Promise<PaymentsTestApp> {
+  let rail: PaymentRail | undefined;
+  const t = await createTestApp({
+    ...options,
+    env: { SETTLEMENT_TIMEOUT_MS: '5000', ...options.env },
+    extend: async (app, ctx) => {
+      rail = await openPaymentRail(ctx.config.payments, { database: ctx.database, appSecret: ctx.appSecret });
+      ctx.payments = rail;
+      ctx.chainClient = rail.devnet?.publicClient;
+      await options.extend?.(app, ctx);
+    },
+  });
+  t.clock.set(new Date());
+  return Object.assign(t, { rail: rail! });
+}
+
+/** A tiny but valid zip (an empty archive whose comment names the version), and its SHA-256. */
+export function zipBytes(label: string): { bytes: Buffer; sha256: string } {
+  const comment = Buffer.from(label, 'utf8');
+  const eocd = Buffer.alloc(22);
+  eocd.writeUInt32LE(0x06054b50, 0);
+  eocd.writeUInt16LE(comment.length, 20);
+  const bytes = Buffer.concat([eocd, comment]);
+  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+export interface ListingFixture {
+  creator: RegisteredCreator;
+  listingId: string;
+  owner: string;
+  slug: string;
+  zips: Record<string, { bytes: Buffer; sha256: string }>;
+}
+
+/**
+ * TEST FIXTURE: writes a listing and passing releases straight into the listings domain's tables,
+ * standing in for publishing through the scan until the scan issue lands.
+ */
+export async function publishListing(
+  t: TestApp,
+  options: {
+    priceMicro?: bigint;
+    updatePriceMicro?: bigint;
+    versions?: string[];
+    status?: 'published' | 'retired';
+    slug?: string;
+    creator?: RegisteredCreator;
+    scanCounts?: { blocking: number; disclosed: number; review: number };
+  } = {},
+): Promise<ListingFixture> {
+  const creator = options.creator ?? (await registerCreator(t));
+  const slug = options.slug ?? 'tool-kit';
+  const db = t.ctx.database.db;
+  const [listing] = await db
+    .insert(listings)
+    .values({
+      creatorId: creator.id,
+      owner: creator.handle,
+      slug,
+      source: 'hosted',
+      status: options.status ?? 'published',
+      priceMicro: options.priceMicro ?? 2_000_000n,
+      updatePriceMicro: options.updatePriceMicro ?? 500_000n,
+      description: 'A toolkit',
+      triggerHint: 'when you need tools',
+      createdAt: t.clock.now(),
+      publishedAt: t.clock.now(),
+    })
+    .returning();
+  const fixture: ListingFixture = { creator, listingId: listing!.id, owner: creator.handle, slug, zips: {} };
+  for (const version of options.versions ?? ['1.0.0'])
+    await addRelease(t, fixture, version, options.scanCounts);
+  return fixture;
+}
+
+/** TEST FIXTURE: a passing release with a real zip in blob storage. */
+export async function addRelease(
+  t: TestApp,
+  fixture: ListingFixture,
+  version: string,
+  scanCounts?: { blocking: number; disclosed: number; review: number },
+): Promise<void> {
+  const zip = zipBytes(`${fixture.slug}-${version}`);
+  const key = `test/${fixture.listingId}/${version}.zip`;
+  await t.ctx.blobs.putBytes(key, zip.bytes, 'application/zip');
+  await t.ctx.database.db.insert(releases).values({
+    listingId: fixture.listingId,
+    version,
+    ...parseVersion(version)!,
+    tag: `v${version}`,
+    commitSha: 'a'.repeat(40),
+    artifactKey: key,
+    artifactSha256: zip.sha256,
+    sizeBytes: zip.bytes.length,
+    publishedAt: t.clock.now(),
+    changelog: `release ${version}`,
+    verdict: 'pass',
+    scan: scanCounts ? { verdict: 'pass', counts: scanCounts } : null,
+    priceMicro: 2_000_000n,
+    updatePriceMicro: 500_000n,
+  });
+  fixture.zips[version] = zip;
+}
+
+export async function fundedWallet(t: PaymentsTestApp, amountMicro: bigint) {
+  const wallet = newWallet();
+  if (amountMicro > 0n) await t.rail.devnet!.fund(wallet.address, amountMicro);
+  return wallet;
+}
+
+/** A payment for the 402's accepts[0], signed by the official x402 client scheme. */
+export async function signPayment(
+  paymentRequired: unknown,
+  wallet: ReturnType<typeof newWallet>,
+): Promise<string> {
+  const client = new x402Client().register('eip155:*', new ExactEvmScheme(wallet)).setSpendControls(false);
+  const payload = await client.createPaymentPayload(paymentRequired as PaymentRequired);
+  return encodePaymentSignatureHeader(payload);
+}
+
+export function buyUrl(fixture: ListingFixture): string {
+  return `/api/r/${fixture.owner}/${fixture.slug}`;
+}
+
+/** GET the resource: the 402 body (asserting it is one). */
+export async function quote(t: TestApp, fixture: ListingFixture, headers: Record<string, string> = {}) {
+  const res = await t.app.inject({ url: buyUrl(fixture), headers });
+  expect(res.statusCode, res.body).toBe(402);
+  return res.json();
+}
+
+/** Quote, sign and pay: the paying response. */
+export async function buy(t: TestApp, fixture: ListingFixture, wallet: ReturnType<typeof newWallet>) {
+  const paymentRequired = await quote(t, fixture, {
+    'x-wallet-signature': await walletSignatureHeader(t, wallet),
+  });
+  return t.app.inject({
+    url: buyUrl(fixture),
+    headers: {
+      'payment-signature': await signPayment(paymentRequired, wallet),
+      'x-quote-id': paymentRequired.extra.quote_id,
+    },
+  });
+}
+
+export { walletSignatureHeader };
+
+/** An EIP-3009 authorization for `requirements`, signed by `signer` (default: `wallet`), with overrides: for bad-input tests. */
+export async function signAuthorization(
+  paymentRequired: { accepts: { payTo: string; amount: string; asset: string }[] } & Record<string, unknown>,
+  wallet: ReturnType<typeof newWallet>,
+  overrides: Partial<{ value: bigint; validAfter: bigint; validBefore: bigint; to: `0x${string}` }> = {},
+  signer: ReturnType<typeof newWallet> = wallet,
+): Promise<string> {
+  const accepted = paymentRequired.accepts[0]!;
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const authorization = {
+    from: wallet.address,
+    to: overrides.to ?? (accepted.payTo as `0x${string}`),
+    value: overrides.value ?? BigInt(accepted.amount),
+    validAfter: overrides.validAfter ?? 0n,
+    validBefore: overrides.validBefore ?? now + 300n,
+    nonce: `0x${randomBytes(32).toString('hex')}` as `0x${string}`,
+  };
+  const signature = await signer.signTypedData({
+    domain: {
+      name: 'USD Coin',
+      version: '2',
+      chainId: 8453,
+      verifyingContract: accepted.asset as `0x${string}`,
+    },
+    types: {
+      TransferWithAuthorization: [
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  });
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    resource: paymentRequired.resource as never,
+    accepted: accepted as never,
+    payload: {
+      signature,
+      authorization: {
+        ...authorization,
+        value: authorization.value.toString(),
+        validAfter: authorization.validAfter.toString(),
+        validBefore: authorization.validBefore.toString(),
+      },
+    },
+  });
+}

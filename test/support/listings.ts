@@ -1,0 +1,193 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { inspectRelease } from '../../src/analysis/inspect.js';
+import { insertListing, updateListing } from '../../src/listings/store.js';
+import { announceListingChanged } from '../../src/platform/listing-events.js';
+import { insertRelease } from '../../src/releases/store.js';
+import { type RegisteredCreator, registerCreator } from '../identity/support.js';
+import type { TestApp } from './app.js';
+
+const run = promisify(execFile);
+
+export interface FixtureRelease {
+  version: string;
+  files?: Record<string, string>;
+  /** Overrides the real inspection's verdict (a failing release without planting a secret). */
+  verdict?: 'pass' | 'fail' | 'pending';
+  /** Replaces the real inspection's documents (pages that need particular values). */
+  computed?: Record<string, unknown>;
+  scan?: Record<string, unknown>;
+}
+
+export interface PublishedFixture {
+  creator: RegisteredCreator;
+  listingId: string;
+  owner: string;
+  slug: string;
+  /** The zip bytes of each release, by version. */
+  zips: Map<string, Buffer>;
+}
+
+/**
+ * TEST FIXTURE: a published listing whose releases are written straight to the database, each
+ * with a real `git archive` zip in the blob store and the real analysis and scan of its files,
+ * for routes that read listings (manifest, buying) without going through a push.
+ */
+export async function publishedListingFixture(
+  t: TestApp,
+  options: {
+    slug?: string;
+    priceMicro?: bigint;
+    updatePriceMicro?: bigint;
+    description?: string;
+    triggerHint?: string;
+    status?: 'published' | 'retired' | 'draft';
+    releases?: FixtureRelease[];
+    creator?: RegisteredCreator;
+  } = {},
+): Promise<PublishedFixture> {
+  const creator = options.creator ?? (await registerCreator(t));
+  const slug = options.slug ?? `fixture-${Math.random().toString(36).slice(2, 8)}`;
+  const now = t.clock.now();
+  const listing = (await insertListing(t.ctx.database.db, {
+    creatorId: creator.id,
+    owner: creator.handle,
+    slug,
+    source: 'hosted',
+    status: options.status ?? 'published',
+    priceMicro: options.priceMicro ?? 1_000_000n,
+    updatePriceMicro: options.updatePriceMicro ?? 0n,
+    description: options.description ?? 'A fixture listing',
+    triggerHint: options.triggerHint ?? 'Use it when testing',
+    createdAt: now,
+    publishedAt: options.status === 'draft' ? null : now,
+  }))!;
+  const zips = new Map<string, Buffer>();
+  const previous: Array<{ version: string; commitSha: string; publishedAt: Date }> = [];
+  const repo = await FixtureRepo.create();
+  try {
+    for (const release of options.releases ?? [{ version: '1.0.0' }]) {
+      const files = release.files ?? { 'README.md': `# ${slug}\n\nA fixture listing.\n` };
+      const { zip, commit } = await repo.commit(slug, release.version, files);
+      const inspection = await inspectRelease(
+        t.ctx,
+        {
+          repoPath: repo.dir,
+          commit,
+          listing: { id: listing.id, owner: creator.handle, slug },
+          version: release.version,
+          publishedAt: now,
+          previous: [...previous],
+        },
+        { workers: 0 },
+      );
+      const key = `fixtures/${listing.id}/${release.version}.zip`;
+      await t.ctx.blobs.putBytes(key, zip, 'application/zip');
+      const [major, minor, patch] = release.version.split('.').map(Number) as [number, number, number];
+      await insertRelease(t.ctx.database.db, {
+        listingId: listing.id,
+        version: release.version,
+        major,
+        minor,
+        patch,
+        tag: `v${release.version}`,
+        commitSha: commit,
+        artifactKey: key,
+        artifactSha256: createHash('sha256').update(zip).digest('hex'),
+        sizeBytes: zip.length,
+        publishedAt: now,
+        changelog: `Release ${release.version}`,
+        diffSummary: inspection.diffSummary,
+        verdict: release.verdict ?? inspection.verdict,
+        computed: release.computed ?? inspection.computed,
+        scan: release.scan ? { ...inspection.scan, ...release.scan } : inspection.scan,
+        analyzerVersion: inspection.analyzerVersion,
+        scannerVersion: inspection.scannerVersion,
+        priceMicro: options.priceMicro ?? 1_000_000n,
+        updatePriceMicro: options.updatePriceMicro ?? 0n,
+      });
+      previous.push({ version: release.version, commitSha: commit, publishedAt: now });
+      zips.set(release.version, zip);
+    }
+  } finally {
+    await repo.remove();
+  }
+  return { creator, listingId: listing.id, owner: creator.handle, slug, zips };
+}
+
+/** Changes listing fields the way PATCH does, announcing the change as the listings service does (test fixture). */
+export async function patchListingFixture(
+  t: TestApp,
+  id: string,
+  changes: Parameters<typeof updateListing>[2],
+) {
+  const row = (await updateListing(t.ctx.database.db, id, changes))!;
+  announceListingChanged(row.owner, row.slug);
+  return row;
+}
+
+/** One repository per fixture listing; each release commits its own tree on top of the last. */
+class FixtureRepo {
+  private constructor(readonly dir: string) {}
+
+  static async create(): Promise<FixtureRepo> {
+    const repo = new FixtureRepo(await mkdtemp(path.join(os.tmpdir(), 'repo402-fixture-')));
+    await repo.git('init', '-q', '-b', 'main');
+    return repo;
+  }
+
+  git(...args: string[]) {
+    return run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: this.dir });
+  }
+
+  /** Commits exactly `files` and zips the commit as a release cut does. */
+  async commit(slug: string, version: string, files: Record<string, string>) {
+    await this.git('rm', '-rq', '--ignore-unmatch', '.');
+    for (const [name, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(this.dir, name)), { recursive: true });
+      await writeFile(path.join(this.dir, name), content);
+    }
+    await this.git('add', '.');
+    await this.git('commit', '-q', '--allow-empty', '-m', version);
+    const commit = (await this.git('rev-parse', 'HEAD')).stdout.trim();
+    const zipPath = `${this.dir}.${version}.zip`;
+    await this.git('archive', '--format=zip', `--prefix=${slug}-${version}/`, '-o', zipPath, commit);
+    const zip = await readFile(zipPath);
+    await rm(zipPath, { force: true });
+    return { zip, commit };
+  }
+
+  remove() {
+    return rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A computed namespace and public scan with every field the manifest page shows. */
+export const PAGE_COMPUTED = {
+  artifact_class: 'Toolkit',
+  component_inventory: [
+    { kind: 'skill', count: 2 },
+    { kind: 'script', count: 1 },
+  ],
+  file_count: 3,
+  lines_of_code: 120,
+  languages: { TypeScript: 900, Markdown: 200 },
+  tree: [
+    { path: 'README.md', size: 200, binary: false },
+    { path: 'src/index.ts', size: 900, binary: false },
+    { path: 'logo.png', size: 1200, binary: true },
+  ],
+  readme_html: '<h1>Fixture tool</h1><p>Does <strong>useful</strong> things.</p>',
+  licence: { spdx: 'MIT', verdict: 'resale_ok' },
+  inventory_sentence: 'Two skills and one script.',
+};
+
+export const PAGE_SCAN = {
+  verdict: 'pass',
+  counts: { blocking: 0, disclosed: 2, review: 1 },
+  capabilities: { summary: 'Runs git; reads GITHUB_TOKEN; talks to api.github.com.' },
+};
