@@ -151,10 +151,14 @@ export async function retireOwnListing(ctx: AppContext, creatorId: string, id: s
   if (!retired) throw retiredError();
   announceListingChanged(retired.owner, retired.slug);
   if (listing.source === 'hosted') {
-    // Pushes are refused for retired listings by the SSH server; the marker tells an operator why.
+    // Pushes are refused for retired listings by the SSH server (it reads the status); the marker
+    // only tells an operator why, so a repository that is missing or unwritable does not undo
+    // a retirement already saved.
     await runGit(['config', 'repo402.archived', 'true'], {
       gitDir: repoPath(ctx.config, listing.owner, listing.slug),
-    });
+    }).catch((error: unknown) =>
+      ctx.log.warn({ err: error, listing: listing.id }, 'could not mark the retired listing archived'),
+    );
   }
   return retired;
 }

@@ -48,7 +48,9 @@ function bossAdapter(database: Database, log: FastifyBaseLogger) {
   const db: PgBoss.Db = {
     async executeSql(text, values) {
       if (stopped) {
-        log.warn('a job finished after the queue stopped; it was marked failed at shutdown and will be retried');
+        log.warn(
+          'a job finished after the queue stopped; it was marked failed at shutdown and will be retried',
+        );
         // What a completion command answers when it changed nothing.
         return { rows: [{ count: 0 }] };
       }

@@ -62,6 +62,7 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     await commitFile(
       work,
       'src/notes.js',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the committed file's own source holds a template literal
       'export function notes(log) {\n  return log.map((c) => `- ${c}`);\n}\n',
       'Code',
     );

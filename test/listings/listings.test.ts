@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -357,6 +357,15 @@ describe.each(BACKENDS)('listing routes on %s', (backend) => {
       const repo = path.join(t.dataDir, 'repos', alice.handle, `${listing.slug}.git`);
       const marker = await exec('git', ['--git-dir', repo, 'config', 'repo402.archived']);
       expect(marker.stdout.trim()).toBe('true');
+    });
+
+    it('retires a hosted listing whose repository an operator already removed', async () => {
+      const listing = await createHostedListing(t, alice.apiKey, keys.ed25519.publicKey);
+      await rm(path.join(t.dataDir, 'repos', alice.handle, `${listing.slug}.git`), { recursive: true });
+      const res = await send('DELETE', `/api/listings/${listing.id}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'retired' });
+      expectError(await send('DELETE', `/api/listings/${listing.id}`), 410, 'retired');
     });
 
     it('needs listings:read to read and listings:write to change', async () => {

@@ -15,6 +15,7 @@ import {
 } from '../payments/support.js';
 import { patchListingFixture, publishedListingFixture } from '../support/listings.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: tool results are asserted field by field against the live server
 type Structured = Record<string, any>;
 
 describe('the buy-side MCP server through the official client', () => {
