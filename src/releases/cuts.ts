@@ -7,7 +7,7 @@ import { compareVersions, versionOfTag } from './versions.js';
 
 /**
  * Claims `version` for a cut and sends the job. The claim is the durable record (the job only
- * nudges; `resendDroppedCuts` re-sends claims a crash left queued). Undefined when the version was
+ * nudges; `resendCutsJob` re-sends claims a crash left queued). Undefined when the version was
  * claimed already (also by a concurrent push or sync).
  */
 export async function requestCut(

@@ -3,13 +3,14 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { releaseCuts } from '../../src/db/schema/index.js';
 import { listingById } from '../../src/listings/service.js';
 import { runCut } from '../../src/releases/cut.js';
+import { cutJob, resendCutsJob } from '../../src/releases/cut-job.js';
 import { requestCut } from '../../src/releases/cuts.js';
 import { findCut, findRelease } from '../../src/releases/store.js';
 import { bearer, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, workRepo } from './support.js';
+import { commitFile, eventually, workRepo } from './support.js';
 
 let key: SshKey;
 beforeAll(async () => {
@@ -84,5 +85,47 @@ describe.each(BACKENDS)('release cut faults on %s', (backend) => {
         failure_reason: 'internal: storage unavailable',
       }),
     ]);
+  });
+});
+
+describe.each(BACKENDS)('re-sending dropped cuts on %s', (backend) => {
+  let t: TestApp;
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('re-sends a claim whose job a crash dropped, once it is five minutes old, and the cut completes', async () => {
+    t = await createTestApp({ backend, jobs: [cutJob] });
+    const alice = await registerCreator(t);
+    const created = await createHostedListing(t, alice.apiKey, key.publicKey);
+    const work = await workRepo();
+    const commit = await commitFile(work, 'a.txt', 'a\n', 'One');
+    await work.git('push', '-q', path.join(t.dataDir, 'repos', created.owner, `${created.slug}.git`), 'main');
+    const listing = (await listingById(t.ctx.database.db, created.id))!;
+    // The process dies between the claim and the send: the claim is saved, no job exists.
+    const queue = t.ctx.jobs;
+    t.ctx.jobs = undefined;
+    const cut = (await requestCut(t.ctx, listing, {
+      version: '1.0.0',
+      tag: 'v1.0.0',
+      commitSha: commit,
+      trigger: 'sync',
+    }))!;
+    t.ctx.jobs = queue;
+
+    // A claim younger than five minutes may still have its job in flight: left alone.
+    await resendCutsJob.run(t.ctx, {}, { id: 'tick-1', retryCount: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await findCut(t.ctx.database.db, cut.id))?.state).toBe('queued');
+
+    t.clock.advance(6 * 60 * 1000);
+    await resendCutsJob.run(t.ctx, {}, { id: 'tick-2', retryCount: 0 });
+    // The cut records the release, then its inspection fills in the verdict.
+    const release = await eventually(async () => {
+      const row = await findRelease(t.ctx.database.db, listing.id, '1.0.0');
+      return row && row.verdict !== 'pending' ? row : undefined;
+    }, 60_000);
+    expect(release).toMatchObject({ commitSha: commit, verdict: 'pass' });
+    expect((await findCut(t.ctx.database.db, cut.id))?.state).toBe('cut');
   });
 });
