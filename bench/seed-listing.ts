@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../src/db/connect.js';
+import { inspectRelease } from '../src/analysis/inspect.js';
+import type { AppContext } from '../src/context.js';
 import { insertCreator } from '../src/identity/creator-store.js';
 import { insertListing } from '../src/listings/store.js';
 import { insertRelease } from '../src/releases/store.js';
+import { FixtureRepo } from '../test/support/fixture-repo.js';
 
 /**
- * A published listing with a realistic manifest (a 400-file tree, a README, dependencies), written
- * straight to the database so the label benchmark measures serving, not cutting.
+ * A published listing with a realistic manifest: a real repository of 400 source files, a README
+ * and 40 dependencies, zipped and inspected by the real analysis and scan, then written straight to
+ * the database, so the label benchmark measures serving, not cutting.
  */
-export async function seedBenchListing(db: Db, now: Date): Promise<{ owner: string; slug: string }> {
+export async function seedBenchListing(ctx: AppContext, now: Date): Promise<{ owner: string; slug: string }> {
+  const db = ctx.database.db;
   const owner = 'bench-creator';
   const slug = 'bench-tool';
+  const version = '1.0.0';
   const creator = (await insertCreator(db, {
     handle: owner,
     payoutAddress: '0x00000000000000000000000000000000000000b1',
@@ -31,44 +36,64 @@ export async function seedBenchListing(db: Db, now: Date): Promise<{ owner: stri
     createdAt: now,
     publishedAt: now,
   }))!;
-  const tree = Array.from({ length: 400 }, (_, i) => ({
-    path: `src/module-${Math.floor(i / 20)}/file-${i}.ts`,
-    size: 1000 + i,
-    binary: false,
-  }));
-  await insertRelease(db, {
-    listingId: listing.id,
-    version: '1.0.0',
-    major: 1,
-    minor: 0,
-    patch: 0,
-    tag: 'v1.0.0',
-    commitSha: createHash('sha1').update('bench').digest('hex'),
-    artifactKey: 'bench/1.0.0.zip',
-    artifactSha256: createHash('sha256').update('bench').digest('hex'),
-    sizeBytes: 1_000_000,
-    publishedAt: now,
-    changelog: 'First release',
-    verdict: 'pass',
-    computed: {
-      artifact_class: 'Toolkit',
-      file_count: tree.length,
-      tree,
-      languages: { TypeScript: 400_000 },
-      readme_html: `<h1>bench-tool</h1>${'<p>Paragraph of README text for the benchmark.</p>'.repeat(60)}`,
-      dependencies: Array.from({ length: 40 }, (_, i) => ({
-        ecosystem: 'npm',
-        name: `dep-${i}`,
-        version: '1.0.0',
-        direct: true,
-        dev: false,
-      })),
-    },
-    scan: { verdict: 'pass', counts: { blocking: 0, disclosed: 0, review: 0 } },
-    analyzerVersion: 'bench',
-    scannerVersion: 'bench',
-    priceMicro: 9_000_000n,
-    updatePriceMicro: 0n,
-  });
+
+  const files: Record<string, string> = {
+    'README.md': `# bench-tool\n\n${'A paragraph of README text for the benchmark, with `code` and *emphasis*.\n\n'.repeat(60)}`,
+    'package.json': JSON.stringify(
+      {
+        name: slug,
+        version,
+        dependencies: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`dep-${i}`, '^1.0.0'])),
+      },
+      null,
+      2,
+    ),
+  };
+  for (let i = 0; i < 400; i++) {
+    files[`src/module-${Math.floor(i / 20)}/file-${i}.ts`] =
+      `export function f${i}(x: number): number {\n  return x * ${i} + ${i % 7};\n}\n`.repeat(10);
+  }
+  const repo = await FixtureRepo.create();
+  try {
+    const { zip, commit } = await repo.commit(slug, version, files);
+    const inspection = await inspectRelease(
+      ctx,
+      {
+        repoPath: repo.dir,
+        commit,
+        listing: { id: listing.id, owner, slug },
+        version,
+        publishedAt: now,
+        previous: [],
+      },
+      { workers: 0 },
+    );
+    const key = `bench/${listing.id}/${version}.zip`;
+    await ctx.blobs.putBytes(key, zip, 'application/zip');
+    await insertRelease(db, {
+      listingId: listing.id,
+      version,
+      major: 1,
+      minor: 0,
+      patch: 0,
+      tag: `v${version}`,
+      commitSha: commit,
+      artifactKey: key,
+      artifactSha256: createHash('sha256').update(zip).digest('hex'),
+      sizeBytes: zip.length,
+      publishedAt: now,
+      changelog: 'First release',
+      diffSummary: inspection.diffSummary,
+      verdict: inspection.verdict,
+      computed: inspection.computed,
+      scan: inspection.scan,
+      analyzerVersion: inspection.analyzerVersion,
+      scannerVersion: inspection.scannerVersion,
+      priceMicro: 9_000_000n,
+      updatePriceMicro: 0n,
+    });
+  } finally {
+    await repo.remove();
+  }
   return { owner, slug };
 }

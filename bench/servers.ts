@@ -32,9 +32,12 @@ const config = loadConfig({
   RATE_LIMIT_PUBLIC: '100000000/60',
 });
 const server = await startServer(config);
-const label = await seedBenchListing(server.runtime.ctx.database.db, new Date());
+const label = await seedBenchListing(server.runtime.ctx, new Date());
 // The same manifest from a bare Fastify route: what serving it costs without repo402's platform.
-const manifest = await (await fetch(`${server.address}/api/label/${label.owner}/${label.slug}`)).json();
+const labelResponse = await fetch(`${server.address}/api/label/${label.owner}/${label.slug}`);
+if (!labelResponse.ok)
+  throw new Error(`the seeded label answered ${labelResponse.status}: ${await labelResponse.text()}`);
+const manifest = await labelResponse.json();
 bare.get('/bare-label', async () => manifest);
 const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(

@@ -1,17 +1,11 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { inspectRelease } from '../../src/analysis/inspect.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
 import { announceListingChanged } from '../../src/platform/listing-events.js';
 import { insertRelease } from '../../src/releases/store.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import type { TestApp } from './app.js';
-
-const run = promisify(execFile);
+import { FixtureRepo } from './fixture-repo.js';
 
 export interface FixtureRelease {
   version: string;
@@ -128,42 +122,6 @@ export async function patchListingFixture(
   const row = (await updateListing(t.ctx.database.db, id, changes))!;
   announceListingChanged(row.owner, row.slug);
   return row;
-}
-
-/** One repository per fixture listing; each release commits its own tree on top of the last. */
-class FixtureRepo {
-  private constructor(readonly dir: string) {}
-
-  static async create(): Promise<FixtureRepo> {
-    const repo = new FixtureRepo(await mkdtemp(path.join(os.tmpdir(), 'repo402-fixture-')));
-    await repo.git('init', '-q', '-b', 'main');
-    return repo;
-  }
-
-  git(...args: string[]) {
-    return run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: this.dir });
-  }
-
-  /** Commits exactly `files` and zips the commit as a release cut does. */
-  async commit(slug: string, version: string, files: Record<string, string>) {
-    await this.git('rm', '-rq', '--ignore-unmatch', '.');
-    for (const [name, content] of Object.entries(files)) {
-      await mkdir(path.dirname(path.join(this.dir, name)), { recursive: true });
-      await writeFile(path.join(this.dir, name), content);
-    }
-    await this.git('add', '.');
-    await this.git('commit', '-q', '--allow-empty', '-m', version);
-    const commit = (await this.git('rev-parse', 'HEAD')).stdout.trim();
-    const zipPath = `${this.dir}.${version}.zip`;
-    await this.git('archive', '--format=zip', `--prefix=${slug}-${version}/`, '-o', zipPath, commit);
-    const zip = await readFile(zipPath);
-    await rm(zipPath, { force: true });
-    return { zip, commit };
-  }
-
-  remove() {
-    return rm(this.dir, { recursive: true, force: true });
-  }
 }
 
 /** A computed namespace and public scan with every field the manifest page shows. */
