@@ -110,7 +110,7 @@ describe('the buy-side MCP server through the official client', () => {
     const download = await t.app.inject({ url: new URL(grant.download_url).pathname });
     expect(download.statusCode).toBe(200);
     expect(createHash('sha256').update(download.rawPayload).digest('hex')).toBe(grant.artifact_sha256);
-    expect(grant.artifact_sha256).toBe(createHash('sha256').update(f.zips.get('1.0.0')!).digest('hex'));
+    expect(grant.artifact_sha256).toBe(f.zips.get('1.0.0')!.sha256);
 
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(before.buyer - 2_500_000n);
     expect(await t.rail.devnet!.balanceOf(payTo)).toBe(before.platform + 2_500_000n);

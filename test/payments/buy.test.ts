@@ -72,7 +72,7 @@ describe.each(BACKENDS)('buying on the devnet on %s', (backend) => {
     expect(grant).toMatchObject({
       version: '1.0.0',
       kind: 'new',
-      artifact_sha256: fixture.zips['1.0.0']!.sha256,
+      artifact_sha256: fixture.zips.get('1.0.0')!.sha256,
     });
     expect(grant.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     const settlement = decodePaymentResponseHeader(res.headers['payment-response'] as string);
@@ -86,7 +86,7 @@ describe.each(BACKENDS)('buying on the devnet on %s', (backend) => {
     const download = await t.app.inject({ url: grant.download_url.replace('http://repo402.test', '') });
     expect(download.statusCode).toBe(200);
     expect(download.headers['content-type']).toBe('application/zip');
-    expect(download.rawPayload.equals(fixture.zips['1.0.0']!.bytes)).toBe(true);
+    expect(download.rawPayload.equals(fixture.zips.get('1.0.0')!.bytes)).toBe(true);
   });
 
   it('refuses an undecodable PAYMENT-SIGNATURE with 400 invalid_request, never a silent 402', async () => {

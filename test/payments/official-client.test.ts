@@ -45,7 +45,7 @@ describe('buying with the official x402 client against the running server on dev
 
     const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
     expect(createHash('sha256').update(zip).digest('hex')).toBe(grant.artifact_sha256);
-    expect(grant.artifact_sha256).toBe(fixture.zips['1.0.0']!.sha256);
+    expect(grant.artifact_sha256).toBe(fixture.zips.get('1.0.0')!.sha256);
     expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(6_500_000n);
     expect(await t.rail.devnet!.balanceOf(t.rail.payTo)).toBe(platformBefore + 3_500_000n);
     const receipt = await t.rail.devnet!.publicClient.getTransactionReceipt({

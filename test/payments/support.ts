@@ -1,19 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { x402Client } from '@x402/core/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { expect } from 'vitest';
-import { listings, releases } from '../../src/db/schema/index.js';
 import { openPaymentRail, type PaymentRail } from '../../src/payments/rail.js';
-import { parseVersion } from '../../src/releases/versions.js';
-import {
-  newWallet,
-  type RegisteredCreator,
-  registerCreator,
-  walletSignatureHeader,
-} from '../identity/support.js';
+import { newWallet, type RegisteredCreator, walletSignatureHeader } from '../identity/support.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
+import { addFixtureReleases, type PublishedFixture, publishedListingFixture } from '../support/listings.js';
 
 export interface PaymentsTestApp extends TestApp {
   rail: PaymentRail;
@@ -39,29 +33,13 @@ export async function createPaymentsApp(options: TestAppOptions = {}): Promise<P
   return Object.assign(t, { rail: rail! });
 }
 
-/** A tiny but valid zip (an empty archive whose comment names the version), and its SHA-256. */
-export function zipBytes(label: string): { bytes: Buffer; sha256: string } {
-  const comment = Buffer.from(label, 'utf8');
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(comment.length, 20);
-  const bytes = Buffer.concat([eocd, comment]);
-  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
-}
-
-export interface ListingFixture {
-  creator: RegisteredCreator;
-  listingId: string;
-  owner: string;
-  slug: string;
-  zips: Record<string, { bytes: Buffer; sha256: string }>;
-}
+export type ListingFixture = PublishedFixture;
 
 /**
- * TEST FIXTURE: writes a listing and passing releases straight into the listings domain's tables,
- * standing in for publishing through the scan until the scan issue lands.
+ * TEST FIXTURE: a published listing with passing releases (real zips, real inspection), at the
+ * prices and names the payment tests assume unless they say otherwise.
  */
-export async function publishListing(
+export function publishListing(
   t: TestApp,
   options: {
     priceMicro?: bigint;
@@ -70,61 +48,28 @@ export async function publishListing(
     status?: 'published' | 'retired';
     slug?: string;
     creator?: RegisteredCreator;
+    /** Replaces the scan's counts (what the 402 body discloses). */
     scanCounts?: { blocking: number; disclosed: number; review: number };
   } = {},
 ): Promise<ListingFixture> {
-  const creator = options.creator ?? (await registerCreator(t));
-  const slug = options.slug ?? 'tool-kit';
-  const db = t.ctx.database.db;
-  const [listing] = await db
-    .insert(listings)
-    .values({
-      creatorId: creator.id,
-      owner: creator.handle,
-      slug,
-      source: 'hosted',
-      status: options.status ?? 'published',
-      priceMicro: options.priceMicro ?? 2_000_000n,
-      updatePriceMicro: options.updatePriceMicro ?? 500_000n,
-      description: 'A toolkit',
-      triggerHint: 'when you need tools',
-      createdAt: t.clock.now(),
-      publishedAt: t.clock.now(),
-    })
-    .returning();
-  const fixture: ListingFixture = { creator, listingId: listing!.id, owner: creator.handle, slug, zips: {} };
-  for (const version of options.versions ?? ['1.0.0'])
-    await addRelease(t, fixture, version, options.scanCounts);
-  return fixture;
+  return publishedListingFixture(t, {
+    slug: options.slug ?? 'tool-kit',
+    priceMicro: options.priceMicro ?? 2_000_000n,
+    updatePriceMicro: options.updatePriceMicro ?? 500_000n,
+    description: 'A toolkit',
+    triggerHint: 'when you need tools',
+    status: options.status,
+    creator: options.creator,
+    releases: (options.versions ?? ['1.0.0']).map((version) => ({
+      version,
+      scan: options.scanCounts ? { counts: options.scanCounts } : undefined,
+    })),
+  });
 }
 
-/** TEST FIXTURE: a passing release with a real zip in blob storage. */
-export async function addRelease(
-  t: TestApp,
-  fixture: ListingFixture,
-  version: string,
-  scanCounts?: { blocking: number; disclosed: number; review: number },
-): Promise<void> {
-  const zip = zipBytes(`${fixture.slug}-${version}`);
-  const key = `test/${fixture.listingId}/${version}.zip`;
-  await t.ctx.blobs.putBytes(key, zip.bytes, 'application/zip');
-  await t.ctx.database.db.insert(releases).values({
-    listingId: fixture.listingId,
-    version,
-    ...parseVersion(version)!,
-    tag: `v${version}`,
-    commitSha: 'a'.repeat(40),
-    artifactKey: key,
-    artifactSha256: zip.sha256,
-    sizeBytes: zip.bytes.length,
-    publishedAt: t.clock.now(),
-    changelog: `release ${version}`,
-    verdict: 'pass',
-    scan: scanCounts ? { verdict: 'pass', counts: scanCounts } : null,
-    priceMicro: 2_000_000n,
-    updatePriceMicro: 500_000n,
-  });
-  fixture.zips[version] = zip;
+/** TEST FIXTURE: one more passing release of a fixture listing. */
+export function addRelease(t: TestApp, fixture: ListingFixture, version: string): Promise<void> {
+  return addFixtureReleases(t, fixture, [{ version }]);
 }
 
 export async function fundedWallet(t: PaymentsTestApp, amountMicro: bigint) {

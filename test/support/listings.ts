@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { inspectRelease } from '../../src/analysis/inspect.js';
+import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
 import { announceListingChanged } from '../../src/platform/listing-events.js';
 import { insertRelease } from '../../src/releases/store.js';
+import { parseVersion } from '../../src/releases/versions.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import type { TestApp } from './app.js';
 import { FixtureRepo } from './fixture-repo.js';
@@ -22,8 +24,8 @@ export interface PublishedFixture {
   listingId: string;
   owner: string;
   slug: string;
-  /** The zip bytes of each release, by version. */
-  zips: Map<string, Buffer>;
+  /** The zip of each release, by version. */
+  zips: Map<string, { bytes: Buffer; sha256: string }>;
 }
 
 /**
@@ -60,19 +62,40 @@ export async function publishedListingFixture(
     createdAt: now,
     publishedAt: options.status === 'draft' ? null : now,
   }))!;
-  const zips = new Map<string, Buffer>();
+  const fixture: PublishedFixture = {
+    creator,
+    listingId: listing.id,
+    owner: creator.handle,
+    slug,
+    zips: new Map(),
+  };
+  await addFixtureReleases(t, fixture, options.releases ?? [{ version: '1.0.0' }]);
+  return fixture;
+}
+
+/**
+ * TEST FIXTURE: adds releases to a fixture listing, in order, at the listing's current prices;
+ * each commits its files on top of the previous one in the call and is zipped and inspected for real.
+ */
+export async function addFixtureReleases(
+  t: TestApp,
+  fixture: PublishedFixture,
+  releases: FixtureRelease[],
+): Promise<void> {
+  const listing = (await listingById(t.ctx.database.db, fixture.listingId))!;
+  const now = t.clock.now();
   const previous: Array<{ version: string; commitSha: string; publishedAt: Date }> = [];
   const repo = await FixtureRepo.create();
   try {
-    for (const release of options.releases ?? [{ version: '1.0.0' }]) {
-      const files = release.files ?? { 'README.md': `# ${slug}\n\nA fixture listing.\n` };
-      const { zip, commit } = await repo.commit(slug, release.version, files);
+    for (const release of releases) {
+      const files = release.files ?? { 'README.md': `# ${fixture.slug}\n\nA fixture listing.\n` };
+      const { zip, commit } = await repo.commit(fixture.slug, release.version, files);
       const inspection = await inspectRelease(
         t.ctx,
         {
           repoPath: repo.dir,
           commit,
-          listing: { id: listing.id, owner: creator.handle, slug },
+          listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
           version: release.version,
           publishedAt: now,
           previous: [...previous],
@@ -81,17 +104,15 @@ export async function publishedListingFixture(
       );
       const key = `fixtures/${listing.id}/${release.version}.zip`;
       await t.ctx.blobs.putBytes(key, zip, 'application/zip');
-      const [major, minor, patch] = release.version.split('.').map(Number) as [number, number, number];
+      const sha256 = createHash('sha256').update(zip).digest('hex');
       await insertRelease(t.ctx.database.db, {
         listingId: listing.id,
         version: release.version,
-        major,
-        minor,
-        patch,
+        ...parseVersion(release.version)!,
         tag: `v${release.version}`,
         commitSha: commit,
         artifactKey: key,
-        artifactSha256: createHash('sha256').update(zip).digest('hex'),
+        artifactSha256: sha256,
         sizeBytes: zip.length,
         publishedAt: now,
         changelog: `Release ${release.version}`,
@@ -101,16 +122,16 @@ export async function publishedListingFixture(
         scan: release.scan ? { ...inspection.scan, ...release.scan } : inspection.scan,
         analyzerVersion: inspection.analyzerVersion,
         scannerVersion: inspection.scannerVersion,
-        priceMicro: options.priceMicro ?? 1_000_000n,
-        updatePriceMicro: options.updatePriceMicro ?? 0n,
+        priceMicro: listing.priceMicro,
+        updatePriceMicro: listing.updatePriceMicro,
       });
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
-      zips.set(release.version, zip);
+      fixture.zips.set(release.version, { bytes: zip, sha256 });
     }
   } finally {
     await repo.remove();
   }
-  return { creator, listingId: listing.id, owner: creator.handle, slug, zips };
+  announceListingChanged(listing.owner, listing.slug);
 }
 
 /** Changes listing fields the way PATCH does, announcing the change as the listings service does (test fixture). */
