@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { JobSpec } from '../platform/jobs.js';
-import { sweepPayouts } from './payouts.js';
+import { reconcileSweeps, sweepPayouts } from './payouts.js';
 import { reconcilePayments } from './reconcile.js';
 
-/** Resolves payments left `settling`, every minute. */
+/** Resolves payments left `settling` and payouts left `sending`, every minute. */
 export const settlementReconcileJob: JobSpec<Record<string, never>> = {
   name: 'payments-reconcile',
   data: z.object({}),
@@ -12,6 +12,7 @@ export const settlementReconcileJob: JobSpec<Record<string, never>> = {
   retryLimit: 0,
   async run(ctx) {
     await reconcilePayments(ctx);
+    await reconcileSweeps(ctx);
   },
 };
 

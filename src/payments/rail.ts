@@ -4,6 +4,7 @@ import { type Address, getAddress, type Hex, type PublicClient } from 'viem';
 import type { PaymentsConfig } from '../config.js';
 import type { Database } from '../db/connect.js';
 import { BASE_NETWORK, BASE_USDC, type DevnetChain } from './devnet/chain.js';
+import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
 
 /**
  * Where payments go and who settles them: the one object that differs between devnet and
@@ -23,8 +24,8 @@ export interface PaymentRail {
   reader?: PublicClient;
   /** The devnet chain, in devnet mode. */
   devnet?: DevnetChain;
-  /** Sends a payout from the platform wallet; absent when this deployment cannot sign payouts. */
-  sendPayout?: (to: Address, amountMicro: bigint) => Promise<Hex>;
+  /** Payouts from the platform wallet; absent when this deployment cannot sign payouts. */
+  payouts?: PayoutTransfers;
 }
 
 export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
@@ -71,6 +72,11 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
       : devnetFacilitator(devnet),
     reader: devnet.publicClient,
     devnet,
-    sendPayout: (to, amount) => devnet.transfer(to, amount),
+    payouts: chainPayouts({
+      publicClient: devnet.publicClient,
+      walletClient: devnet.walletClient,
+      account: devnet.platform,
+      asset: BASE_USDC,
+    }),
   };
 }

@@ -226,34 +226,53 @@ export async function insertSweep(
   return sweep!;
 }
 
+/** Writes the signed transfer onto the sweep before it is sent. */
+export async function recordSweepTransaction(
+  db: Db,
+  id: string,
+  signed: { transaction: string; rawTransaction: string },
+): Promise<void> {
+  await db
+    .update(payoutSweeps)
+    .set(signed)
+    .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')));
+}
+
+/**
+ * Closes a sweep once its outcome is final. A failed one is reversed in the same transaction, so
+ * the ledger never shows a failed payout still debited. A sweep already closed is left as it is.
+ */
 export async function finishSweep(
   db: Db,
   id: string,
-  outcome: { state: 'sent'; transaction: string } | { state: 'failed'; error: string },
+  outcome: { state: 'sent' } | { state: 'failed'; error: string },
   now: Date,
 ): Promise<void> {
-  const [sweep] = await db
-    .update(payoutSweeps)
-    .set({ ...outcome, finishedAt: now })
-    .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')))
-    .returning();
-  if (sweep && outcome.state === 'failed') {
-    await db.insert(ledgerEntries).values({
-      creatorId: sweep.creatorId,
-      kind: 'sweep_reversal',
-      amountMicro: sweep.amountMicro,
-      sweepId: sweep.id,
-      createdAt: now,
-    });
-  }
+  await db.transaction(async (tx) => {
+    const [sweep] = await tx
+      .update(payoutSweeps)
+      .set({ ...outcome, finishedAt: now })
+      .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')))
+      .returning();
+    if (sweep && outcome.state === 'failed') {
+      await tx.insert(ledgerEntries).values({
+        creatorId: sweep.creatorId,
+        kind: 'sweep_reversal',
+        amountMicro: sweep.amountMicro,
+        sweepId: sweep.id,
+        createdAt: now,
+      });
+    }
+  });
 }
 
-/** Sweeps whose transfer outcome is unknown (a crash between recording and confirming). */
-export async function sendingSweeps(db: Db, before: Date) {
+/** Sweeps whose transfer outcome is not yet known, oldest first. */
+export async function sendingSweeps(db: Db) {
   return db
     .select()
     .from(payoutSweeps)
-    .where(and(eq(payoutSweeps.state, 'sending'), lt(payoutSweeps.createdAt, before)));
+    .where(eq(payoutSweeps.state, 'sending'))
+    .orderBy(asc(payoutSweeps.createdAt));
 }
 
 export async function ledgerTotals(db: Db, creatorId: string) {

@@ -144,7 +144,11 @@ export const ledgerEntries = pgTable(
   ],
 );
 
-/** A payout of a creator's balance to the payout address in force when it was made. */
+/**
+ * A payout of a creator's balance to the payout address in force when it was made. `transaction`
+ * and `raw_transaction` are written when the transfer is signed, before it is sent, so a sweep
+ * whose outcome was lost is settled from the chain (or the same bytes sent again), never paid twice.
+ */
 export const payoutSweeps = pgTable(
   'payout_sweeps',
   {
@@ -156,6 +160,7 @@ export const payoutSweeps = pgTable(
     amountMicro: micro('amount_micro').notNull(),
     state: text('state', { enum: ['sending', 'sent', 'failed'] }).notNull(),
     transaction: text('transaction'),
+    rawTransaction: text('raw_transaction'),
     error: text('error'),
     createdAt: at('created_at').notNull(),
     finishedAt: at('finished_at'),

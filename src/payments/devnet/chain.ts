@@ -54,8 +54,6 @@ export interface DevnetChain {
   request: EIP1193RequestFn;
   /** Mints test USDC to `to`; resolves to the mined transaction's hash. */
   fund(to: Address, amountMicro: bigint): Promise<Hex>;
-  /** Sends USDC from the platform wallet (payouts). */
-  transfer(to: Address, amountMicro: bigint): Promise<Hex>;
   balanceOf(address: Address): Promise<bigint>;
   /** How many journalled transactions were replayed at start. */
   replayed: number;
@@ -122,17 +120,17 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
   const publicClient = createPublicClient({ chain: devnetBase, transport, pollingInterval: 50 });
   const walletClient = createWalletClient({ account: platform, chain: devnetBase, transport });
 
-  const writeToken = async (functionName: 'mint' | 'transfer', to: Address, amount: bigint) => {
+  const mint = async (to: Address, amount: bigint) => {
     const hash = await walletClient.writeContract({
       account: platform,
       chain: devnetBase,
       address: BASE_USDC,
       abi: DevUSDC.abi,
-      functionName,
+      functionName: 'mint',
       args: [to, amount],
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
-    if (receipt.status !== 'success') throw new Error(`devnet ${functionName} reverted: ${hash}`);
+    if (receipt.status !== 'success') throw new Error(`devnet mint reverted: ${hash}`);
     return hash;
   };
 
@@ -142,8 +140,7 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
     walletClient,
     asset: BASE_USDC,
     request,
-    fund: (to, amount) => writeToken('mint', to, amount),
-    transfer: (to, amount) => writeToken('transfer', to, amount),
+    fund: mint,
     balanceOf: (address) =>
       publicClient.readContract({
         address: BASE_USDC,

@@ -1,0 +1,1 @@
+ALTER TABLE "payout_sweeps" ADD COLUMN "raw_transaction" text;
