@@ -111,9 +111,10 @@ function hijack(reply: FastifyReply): ServerResponse {
   return reply.raw;
 }
 
+/** The MCP transport requires each type listed by name; `*\/*` alone would reach the SDK's own 406 body. */
 function requireAccept(accept: string | undefined, needed: string[]): void {
   const listed = (accept ?? '').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
-  const missing = needed.filter((type) => !listed.includes(type) && !listed.includes('*/*'));
+  const missing = needed.filter((type) => !listed.includes(type));
   if (missing.length > 0) {
     throw AppError.invalid([{ field: 'accept', reason: `must list ${needed.join(' and ')}` }]);
   }

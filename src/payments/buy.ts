@@ -72,18 +72,20 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
   if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
   const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
   if (!listing || listing.priceMicro === null) throw notFound();
+  const release = await latestPassingRelease(ctx.database.db, listing.id);
+  if (!release) throw notFound();
+  const rail = await paymentRail(ctx);
+
+  // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
+  // is not read (nor used up): x402 clients resend the first request's headers with the payment.
+  if (request.paymentSignature !== undefined) {
+    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature), request);
+  }
   const wallet =
     request.walletSignature === undefined
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
-  const release = await latestPassingRelease(ctx.database.db, listing.id);
-  if (!release) throw notFound();
-  const rail = await paymentRail(ctx);
-
-  if (request.paymentSignature !== undefined) {
-    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature), request);
-  }
   const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
   if (holding && isEntitled(holding, release.version)) {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };

@@ -5,15 +5,12 @@ import { AppError } from '../platform/errors.js';
 import { ErrorSchema, errorResponses } from '../platform/http-schemas.js';
 import { MicroUsdc } from '../platform/money.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
+import { OwnerSlugParams } from '../public/schemas.js';
 import { openArtifact, publishedRelease } from '../releases/releases.js';
 import { buyLatest } from './buy.js';
 import { readDownloadToken } from './grants.js';
 import { fetchOwnedVersion, listEntitlements, versionStatus } from './holder.js';
 import { encodeHeaderJson } from './payment-required.js';
-
-// Handles and slugs are lower-case names; anything else (a NUL byte, a slash) never reaches the database.
-const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'not a handle or slug');
-const OwnerSlug = z.object({ owner: Name, slug: Name });
 
 export const GrantSchema = z
   .object({
@@ -101,7 +98,7 @@ export function registerPaymentRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags: ['public'],
         summary: 'Buy or fetch the latest release: 402 with the price, then pay with PAYMENT-SIGNATURE',
-        params: OwnerSlug,
+        params: OwnerSlugParams,
         headers: BuyHeaders,
         security: [{}, { paymentSignature: [] }, { walletSignature: [] }],
         response: {
@@ -156,9 +153,7 @@ export function registerPaymentRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags: ['public'],
         summary: 'Re-fetch a version the signing wallet owns, free; works after the listing is retired',
-        params: OwnerSlug.extend({
-          version: z.string().regex(/^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/, 'not X.Y.Z'),
-        }),
+        params: OwnerSlugParams.extend({ version: z.string().meta({ description: 'X.Y.Z' }) }),
         headers: WalletHeaders,
         security: [{ walletSignature: [] }],
         response: {
@@ -192,7 +187,7 @@ export function registerPaymentRoutes(app: App, ctx: AppContext): void {
         tags: ['public'],
         summary:
           'Latest version and prices; with X-Wallet-Signature also owned, entitled and price_kind (never from ?address=)',
-        params: OwnerSlug,
+        params: OwnerSlugParams,
         headers: WalletHeaders,
         querystring: z.looseObject({}),
         security: [{}, { walletSignature: [] }],

@@ -256,6 +256,10 @@ export class AppError extends Error {
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers ?? {};
+    // SPEC: every 429 carries `retry-after` as well as the body's retry_after_seconds.
+    if (code === 'rate_limited') {
+      this.headers['retry-after'] ??= String(options.retryAfterSeconds ?? 1);
+    }
   }
 
   /** `400 invalid_request` naming each offending field. */

@@ -67,6 +67,8 @@ const grant = await (await pay('${baseUrl}/api/r/<owner>/<slug>')).json();
 \`\`\`
 
 The client refuses payments above its spend limit (1 USD by default); raise it for dearer listings.
+It echoes the quote inside the payment's \`extensions\`, so it needs no \`X-Quote-Id\`. A holder of an
+earlier version adds \`X-Wallet-Signature\` to the request options to be offered the update price.
 
 Access is granted only after the payment settles on chain. The \`200\` grant carries
 \`download_url\` (valid 5 minutes), \`version\`, \`artifact_sha256\` (check it), \`size_bytes\`, the
@@ -77,7 +79,7 @@ What can happen instead:
 | Answer | Why | What to do |
 |---|---|---|
 | \`402 settlement_pending\`, \`504 settlement_timeout\` | the chain has not confirmed yet | retry with the same authorization; it is not consumed and you are never charged twice |
-| \`409 price_changed\` | the price or the version changed since the quote, or you sent no \`X-Quote-Id\` | sign the fresh 402 in \`details.payment_required\` |
+| \`409 price_changed\` | the price or the version changed since the quote, your purchase kind changed (you hold an earlier version), or the payment carries no quote | sign the fresh 402 in \`details.payment_required\` |
 | \`409 replay\` | this authorization was already used | the existing purchase is returned; fetch again below |
 | \`402 insufficient_balance\`, \`402 expired_authorization\` | not enough USDC, or the authorization's window closed | fund the wallet, or request a fresh 402 |
 | \`400 authorization_mismatch\` | the authorization does not match the quote | sign \`accepts[0]\` exactly |

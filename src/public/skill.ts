@@ -89,8 +89,10 @@ PAYMENT-SIGNATURE: <base64 payment payload>
 X-Quote-Id: <extra.quote_id>
 \`\`\`
 
-The official x402 clients (\`@x402/fetch\` with \`@x402/evm\`) build the payload for you; pass the
-\`X-Quote-Id\` header in the request options.
+The official x402 clients (\`@x402/fetch\` with \`@x402/evm\`) build the payload for you and echo
+the 402's \`extensions\`, which carry the quote, so they need no \`X-Quote-Id\`. If you hold an
+earlier version, send \`X-Wallet-Signature\` (section 4) in the request options: the first request
+then gets the \`update\` 402 at the update price, and the paid retry is judged by the payer alone.
 
 Access is granted only after the payment settles on chain. The \`200\` body is a grant:
 \`download_url\` (valid 5 minutes), \`expires_at\`, \`version\`, \`artifact_sha256\`, \`size_bytes\`,

@@ -45,17 +45,20 @@ describe('MCP endpoint transport', () => {
     expect(body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'repo402' } } });
   });
 
-  it('refuses a POST whose Accept lacks text/event-stream with the error body', async () => {
-    const response = await fetch(`${base}/api/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(INIT),
-    });
-    expect(response.status).toBe(400);
-    const body = await response.json();
-    expect(body.code).toBe('invalid_request');
-    expect(body.details.issues[0].field).toBe('accept');
-  });
+  it.each(['application/json', '*/*', undefined])(
+    'refuses a POST with Accept %s (both types must be listed) with the error body',
+    async (accept) => {
+      const response = await fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+        body: JSON.stringify(INIT),
+      });
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.code).toBe('invalid_request');
+      expect(body.details.issues[0].field).toBe('accept');
+    },
+  );
 
   it('refuses an unknown MCP-Protocol-Version and a body that is not JSON-RPC', async () => {
     const bad = await fetch(`${base}/api/mcp`, {
@@ -94,6 +97,7 @@ describe('MCP endpoint transport', () => {
     const refused = await third.json();
     expect(refused.code).toBe('rate_limited');
     expect(refused.retry_after_seconds).toBeGreaterThan(0);
+    expect(third.headers.get('retry-after')).toBe(String(refused.retry_after_seconds));
 
     // The lifetime (1 s here) ends the stream; only comments were sent.
     const text = await first.text();

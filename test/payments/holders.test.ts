@@ -113,6 +113,22 @@ describe.each(BACKENDS)('holders on %s', (backend) => {
     expect(notOwned.json().code).toBe('not_entitled');
   });
 
+  it.each([
+    ['a version that is not X.Y.Z', (f: ListingFixture) => `/api/r/${f.owner}/${f.slug}/v/latest`],
+    ['a version with a NUL byte', (f: ListingFixture) => `/api/r/${f.owner}/${f.slug}/v/1.0.0%00`],
+    ['an unreleased version', (f: ListingFixture) => `/api/r/${f.owner}/${f.slug}/v/9.9.9`],
+    ['an owner that cannot exist', (f: ListingFixture) => `/api/r/BAD_OWNER/${f.slug}/v/1.0.0`],
+    ['a slug with a NUL byte', (f: ListingFixture) => `/api/r/${f.owner}/x%00/v/1.0.0`],
+    ['a buy of a slug that cannot exist', (f: ListingFixture) => `/api/r/${f.owner}/no_such_slug`],
+    ['the version status of an owner that cannot exist', (f: ListingFixture) => `/api/v/BAD_OWNER/${f.slug}`],
+  ])('re-fetch, buy and status answer 404 not_found for %s, as every public route does', async (_, url) => {
+    const fixture = await publishListing(t);
+    const wallet = await fundedWallet(t, 0n);
+    const res = await t.app.inject({ url: url(fixture), headers: await signed(wallet) });
+    expect(res.statusCode, res.body).toBe(404);
+    expect(res.json().code).toBe('not_found');
+  });
+
   it("entitlements need a wallet signature and page with next_cursor; nobody sees another wallet's", async () => {
     const creator = (await publishListing(t, { slug: 'kit-0', priceMicro: 0n })).creator;
     const fixtures = [await publishListing(t, { slug: 'kit-1', priceMicro: 0n, creator })];

@@ -2,8 +2,15 @@ import { createHash } from 'node:crypto';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { walletSignatureHeader } from '../identity/support.js';
 import { freePort } from '../support/process.js';
-import { createPaymentsApp, fundedWallet, type PaymentsTestApp, publishListing } from './support.js';
+import {
+  addRelease,
+  createPaymentsApp,
+  fundedWallet,
+  type PaymentsTestApp,
+  publishListing,
+} from './support.js';
 
 /** The reference buyer: @x402/fetch with @x402/evm's exact client scheme and a viem account, unmodified. */
 describe('buying with the official x402 client against the running server on devnet', () => {
@@ -52,5 +59,28 @@ describe('buying with the official x402 client against the running server on dev
       hash: grant.transaction as `0x${string}`,
     });
     expect(receipt.status).toBe('success');
+  });
+
+  it('a holder buys the update with the official client, naming itself with X-Wallet-Signature', async () => {
+    const fixture = await publishListing(t, { priceMicro: 3_500_000n, updatePriceMicro: 700_000n });
+    const buyer = await fundedWallet(t, 10_000_000n);
+    const client = new x402Client()
+      .register('eip155:*', new ExactEvmScheme(buyer))
+      .setSpendControls({ maxAmountPerPayment: '$10' } as never);
+    const fetchWithPayment = wrapFetchWithPayment(fetch, client);
+    const url = `${base}/api/r/${fixture.owner}/${fixture.slug}`;
+    expect((await fetchWithPayment(url)).status).toBe(200);
+    await addRelease(t, fixture, '1.1.0');
+
+    // The client sends the first request's headers again with the payment: the wallet signature
+    // identifies the holder for the 402 and is not needed (nor used up) once the payment is there.
+    const response = await fetchWithPayment(url, {
+      headers: { 'x-wallet-signature': await walletSignatureHeader(t, buyer) },
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const grant = (await response.json()) as { kind: string; version: string; artifact_sha256: string };
+    expect(grant).toMatchObject({ kind: 'update', version: '1.1.0' });
+    expect(grant.artifact_sha256).toBe(fixture.zips.get('1.1.0')!.sha256);
+    expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(10_000_000n - 3_500_000n - 700_000n);
   });
 });
