@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
 import { latestPassingRelease, newestAnyRelease } from '../releases/releases.js';
+import { priceReleasesAtPublish } from '../releases/store.js';
 import { type Listing, liveOwnedListing, retiredError } from './service.js';
 import { findListingById, updateListing } from './store.js';
 
@@ -59,9 +60,16 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
       details: { blocking },
     });
   }
-  const published = await updateListing(db, id, { status: 'published', publishedAt: ctx.clock.now() }, [
-    'draft',
-  ]);
+  const published = await db.transaction(async (tx) => {
+    const row = await updateListing(tx, id, { status: 'published', publishedAt: ctx.clock.now() }, ['draft']);
+    if (row) {
+      await priceReleasesAtPublish(tx, id, {
+        priceMicro: row.priceMicro!,
+        updatePriceMicro: row.updatePriceMicro,
+      });
+    }
+    return row;
+  });
   if (published) {
     announceListingChanged(published.owner, published.slug);
     return published;

@@ -82,6 +82,18 @@ export async function insertRelease(db: Db, row: typeof releases.$inferInsert): 
 }
 
 /** Records the inspection once: only a `pending` release takes a verdict. */
+/**
+ * A listing's releases all went on sale when it was published: they take the prices it was
+ * published at (a release cut before any price was set had none).
+ */
+export async function priceReleasesAtPublish(
+  db: Db,
+  listingId: string,
+  prices: { priceMicro: bigint; updatePriceMicro: bigint },
+): Promise<void> {
+  await db.update(releases).set(prices).where(eq(releases.listingId, listingId));
+}
+
 export async function recordInspection(
   db: Db,
   id: string,

@@ -27,8 +27,13 @@ export const ReleaseSchema = z
     }),
     scanner_version: z.string().nullable(),
     analyzer_version: z.string().nullable(),
-    price_micro: MicroUsdc.nullable().meta({ description: 'The price in force when the release was cut' }),
-    update_price_micro: MicroUsdc.meta({ description: 'The update price in force when the release was cut' }),
+    price_micro: MicroUsdc.nullable().meta({
+      description:
+        'The price in force when the release went on sale (its cut, or the listing’s publication for releases cut before it); null only on a draft not yet priced',
+    }),
+    update_price_micro: MicroUsdc.meta({
+      description: 'The update price in force when the release went on sale',
+    }),
   })
   .meta({ id: 'Release' });
 

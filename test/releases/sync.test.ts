@@ -224,7 +224,11 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
     });
     const published = await publish();
     expect(published.statusCode, published.body).toBe(200);
-    expect(published.json()).toMatchObject({ status: 'published', latest_release: { version: '1.6.0' } });
+    // Every release was cut before a price was set; each went on sale at the prices of publication.
+    expect(published.json()).toMatchObject({
+      status: 'published',
+      latest_release: { version: '1.6.0', price_micro: '1000000', update_price_micro: '0' },
+    });
     expect(published.json()).not.toHaveProperty('newest_release');
     // Publishing again answers the listing unchanged; a published listing can still be retired.
     expect((await publish()).statusCode).toBe(200);
@@ -233,6 +237,11 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
       '1.6.0:pass',
       '1.5.0:pass',
       '0.9.0:fail',
+    ]);
+    expect(log.releases.map((r: { price_micro: string }) => r.price_micro)).toEqual([
+      '1000000',
+      '1000000',
+      '1000000',
     ]);
   });
 });
