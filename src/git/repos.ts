@@ -1,6 +1,7 @@
 import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import { TAG_PATTERN } from '../releases/versions.js';
 import { runGit } from './run-git.js';
 
 /**
@@ -30,25 +31,38 @@ export function remoteUrl(config: Config, owner: string, slug: string): string {
 }
 
 /**
- * Refuses, before any ref changes, a push that moves or deletes a release tag. git prints what
- * the hook writes to stderr as `remote: …` lines on the pusher's terminal.
+ * Refuses, before any ref changes, a push that moves or deletes a release tag, or that adds one
+ * the release cut could never use: a `vX.Y.Z`-like name outside the version rules (leading zeros,
+ * a part over nine digits) or a release tag that does not point at a commit. Other `v*` tags are
+ * kept and cut nothing. git prints what the hook writes to stderr as `remote: …` lines on the
+ * pusher's terminal.
  */
 const PRE_RECEIVE = `#!/bin/sh
-# repo402: release tags (v*) are immutable once pushed.
+# repo402: release tags (v*) are immutable once pushed, and a new one must be a usable release.
 status=0
 while read -r old new ref; do
   case "$ref" in
     refs/tags/v*)
+      tag="\${ref#refs/tags/}"
       case "$old" in
         *[!0]*)
-          tag="\${ref#refs/tags/}"
           case "$new" in
             *[!0]*) echo "repo402: tag $tag already exists and cannot be moved: release tags are immutable. Tag a new version instead." >&2 ;;
             *) echo "repo402: tag $tag cannot be deleted: release tags are immutable." >&2 ;;
           esac
           status=1
+          continue
           ;;
       esac
+      if printf '%s' "$tag" | grep -Eq '${TAG_PATTERN.source}'; then
+        if ! git rev-parse --verify --quiet "$new^{commit}" >/dev/null; then
+          echo "repo402: release tag $tag must point at a commit." >&2
+          status=1
+        fi
+      elif printf '%s' "$tag" | grep -Eq '^v[0-9]+[.][0-9]+[.][0-9]+$'; then
+        echo "repo402: tag $tag is not a release version: vX.Y.Z, each part 0 to 999999999 without leading zeros." >&2
+        status=1
+      fi
       ;;
   esac
 done

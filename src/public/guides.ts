@@ -169,7 +169,9 @@ git tag v1.0.0 && git push repo402 v1.0.0
 \`\`\`
 
 Each new \`vX.Y.Z\` tag cuts a release: a zip of the tagged tree, its analysis and the security scan.
-Tags are immutable: moving or deleting a \`v*\` tag is refused by the server. \`POST
+Tags are immutable: moving or deleting a \`v*\` tag is refused by the server, and so is a \`vX.Y.Z\`
+tag that does not point at a commit or breaks the version rules (no leading zeros, at most nine
+digits a part). \`POST
 /api/listings/{id}/sync\` cuts the newest uncut tag, or a \`ref\` with a \`version\`.
 
 Every release goes on the public release log, failing ones too. A release fails its scan for a secret,

@@ -8,7 +8,8 @@ export interface Version {
 
 const PART = '(0|[1-9][0-9]{0,8})';
 export const VERSION_PATTERN = new RegExp(`^${PART}\\.${PART}\\.${PART}$`);
-const TAG_PATTERN = new RegExp(`^v${PART}\\.${PART}\\.${PART}$`);
+/** Also a POSIX ERE: the hosted repositories' pre-receive hook checks new tags with it. */
+export const TAG_PATTERN = new RegExp(`^v${PART}\\.${PART}\\.${PART}$`);
 
 export function parseVersion(value: string): Version | undefined {
   const match = VERSION_PATTERN.exec(value);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { cutJob } from '../../src/releases/cut-job.js';
 import { findRelease } from '../../src/releases/store.js';
@@ -186,6 +187,37 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
     const deleted = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), ':refs/tags/v1.0.0']);
     expect(deleted.code).not.toBe(0);
     expect(deleted.stderr).toContain('remote: repo402: tag v1.0.0 cannot be deleted');
+  });
+
+  it('refuses release tags the cut could never use; other v* tags are kept and cut nothing', async () => {
+    const listing = await createHostedListing(t, alice.apiKey, keyA.publicKey);
+    const work = await workRepo();
+    await commitFile(work, 'a.txt', 'a\n', 'One');
+    expect((await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'main'])).code).toBe(0);
+    const blob = (await work.git('rev-parse', 'HEAD:a.txt')).trim();
+    const tree = (await work.git('rev-parse', 'HEAD^{tree}')).trim();
+    const refused: Array<[string, string, string]> = [
+      ['v3.0.0', blob, 'release tag v3.0.0 must point at a commit'],
+      ['v3.1.0', tree, 'release tag v3.1.0 must point at a commit'],
+      ['v1234567890.0.0', 'HEAD', 'tag v1234567890.0.0 is not a release version'],
+      ['v01.0.0', 'HEAD', 'tag v01.0.0 is not a release version'],
+    ];
+    for (const [tag, target, message] of refused) {
+      await work.git('tag', tag, target);
+      const pushed = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), tag]);
+      expect(pushed.code, tag).not.toBe(0);
+      expect(pushed.stderr).toContain(`remote: repo402: ${message}`);
+    }
+    await work.git('tag', '-a', 'v2.0.0', '-m', 'An annotated tag peels to its commit');
+    const annotated = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'v2.0.0']);
+    expect(annotated.code, annotated.stderr).toBe(0);
+    await work.git('tag', 'vnext');
+    const kept = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'vnext']);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).not.toContain('queued');
+    const bare = repoPath(t.ctx.config, listing.owner, listing.slug);
+    const tags = await exec('git', ['--git-dir', bare, 'tag', '--list']);
+    expect(tags.stdout.trim().split('\n')).toEqual(['v2.0.0', 'vnext']);
   });
 
   it("lets a deploy key reach only its own listing's repository", async () => {
