@@ -84,7 +84,7 @@ export function analyseComponents(files: ComponentFile[], kept: Map<string, stri
   const runs: string[] = [];
   const add = (kind: ComponentKind, name: string, root: string, rootIsDir = false) =>
     components.push({ kind, name, root, rootIsDir });
-  // A package at the repository root spans every file; as a diff label it means its manifest changed.
+  // A package at the repository root spans every file: its root is its manifest (see componentsTouched).
   const addLibrary = (name: string, manifest: string) =>
     dirOf(manifest) === '.' ? add('library', name, manifest) : add('library', name, dirOf(manifest), true);
   const claimed = new Set<string>();
@@ -252,18 +252,30 @@ export function inventorySentence(
   return `${analysis.artifactClass}${what}, in ${files}${top.length > 0 ? ` (${top.join(', ')})` : ''}.`;
 }
 
-/** Labels of the components a set of changed paths touches (`skill:<name>`, `tests`, …). */
+const isRootPackage = (c: Component) => c.kind === 'library' && !c.rootIsDir && dirOf(c.root) === '.';
+
+/**
+ * Labels of the components a set of changed paths touches (`skill:<name>`, `tests`, …). A package
+ * at the repository root owns every changed path that no narrower component claims, its manifest
+ * included: otherwise a change to its own source would touch nothing.
+ */
 export function componentsTouched(components: Component[], changed: string[]): string[] {
   const labels = new Set<string>();
   const generic: Partial<Record<ComponentKind, string>> = { test: 'tests', doc: 'docs', script: 'scripts' };
+  const label = (c: Component) => generic[c.kind] ?? `${c.kind}:${c.name}`;
+  const rootPackages = components.filter(isRootPackage);
   for (const file of changed) {
+    let claimed = false;
     for (const c of components) {
+      if (isRootPackage(c)) continue;
       const inside = c.rootIsDir
         ? c.root === '.' || file === c.root || file.startsWith(`${c.root}/`)
         : file === c.root;
       if (!inside) continue;
-      labels.add(generic[c.kind] ?? `${c.kind}:${c.name}`);
+      labels.add(label(c));
+      claimed = true;
     }
+    if (!claimed) for (const c of rootPackages) labels.add(label(c));
   }
   return [...labels].sort();
 }

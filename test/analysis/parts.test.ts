@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { analyseCadence } from '../../src/analysis/cadence.js';
-import { analyseComponents, type ComponentFile } from '../../src/analysis/components.js';
+import { analyseComponents, type ComponentFile, componentsTouched } from '../../src/analysis/components.js';
 import { detectLanguage } from '../../src/analysis/languages.js';
 import { analyseLicence } from '../../src/analysis/licence.js';
 import { checkLimits } from '../../src/scan/limits.js';
@@ -58,6 +58,28 @@ describe('components and artifact class', () => {
     ...extra,
   });
   const skill = (name: string) => `---\nname: ${name}\ndescription: Does ${name}.\n---\nBody\n`;
+
+  it('labels changed paths; a root package owns every path no narrower component claims', () => {
+    const kept = new Map([
+      ['package.json', JSON.stringify({ name: 'word-tools', version: '1.0.0', main: 'src/words.js' })],
+      ['skills/count/SKILL.md', skill('count')],
+    ]);
+    const { components } = analyseComponents(
+      [
+        file('package.json'),
+        file('src/words.js', { languageType: 'programming' }),
+        file('skills/count/SKILL.md'),
+      ],
+      kept,
+    );
+    expect(componentsTouched(components, ['src/words.js'])).toEqual(['library:word-tools']);
+    expect(componentsTouched(components, ['package.json'])).toEqual(['library:word-tools']);
+    expect(componentsTouched(components, ['skills/count/SKILL.md'])).toEqual(['skill:count']);
+    expect(componentsTouched(components, ['skills/count/SKILL.md', 'src/words.js'])).toEqual([
+      'library:word-tools',
+      'skill:count',
+    ]);
+  });
 
   it('detects components from contents, not names', () => {
     const kept = new Map([
