@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { errorResponses } from '../platform/http-schemas.js';
@@ -6,7 +7,7 @@ import { requestCreatorChanges } from './account-changes.js';
 import { creatorView } from './creators.js';
 import { creatorOf, requireApiKey } from './guard.js';
 import { IDEMPOTENCY_HEADER } from './idempotency.js';
-import { registerCreator } from './registration.js';
+import { isRegistrationReplay, registerCreator } from './registration.js';
 import {
   CreateCreatorRequestSchema,
   CreateCreatorResponseSchema,
@@ -28,7 +29,13 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/api/creators',
     {
-      config: rateLimitConfig(ctx.config, 'registration'),
+      config: {
+        rateLimit: {
+          ...rateLimitConfig(ctx.config, 'registration').rateLimit,
+          allowList: (request: FastifyRequest) =>
+            isRegistrationReplay(ctx, request.headers[IDEMPOTENCY_HEADER]),
+        },
+      },
       schema: {
         tags: ['creator'],
         summary: 'Register headless: returns the creator and its API key, shown once',

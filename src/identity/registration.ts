@@ -10,6 +10,7 @@ import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } 
 import { addressTaken } from './creators.js';
 import {
   findReplay,
+  hasRecordedResponse,
   IdempotencyConflict,
   idempotentRequest,
   recordResponse,
@@ -41,6 +42,14 @@ export interface RegistrationResult extends StoredResponse {
 }
 
 const ROUTE = 'POST /api/creators';
+
+/** A registration replayed under its Idempotency-Key is not a new registration: the rate limit skips it. */
+export function isRegistrationReplay(
+  ctx: Pick<AppContext, 'database' | 'clock'>,
+  key: string | string[] | undefined,
+): Promise<boolean> {
+  return typeof key === 'string' ? hasRecordedResponse(ctx, ROUTE, key) : Promise.resolve(false);
+}
 
 /**
  * Headless registration: a creator, its payout address bound by a signed `address_proof`, and an

@@ -285,6 +285,26 @@ describe.each(BACKENDS)('POST /api/creators on %s', (backend) => {
       expect(JSON.stringify(records)).not.toContain(key);
     });
 
+    it('does not count replays against the registration limit; new registrations still are', async () => {
+      t = await createTestApp({ backend });
+      const ip = freshIp();
+      const key = randomUUID();
+      const body = await registrationBody(t);
+      expect((await postCreator(t, body, { 'idempotency-key': key }, ip)).statusCode).toBe(201);
+      for (let i = 0; i < 6; i++) {
+        const replay = await postCreator(t, body, { 'idempotency-key': key }, ip);
+        expect(replay.statusCode, replay.body).toBe(201);
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+      }
+      for (let i = 0; i < 4; i++) {
+        expect((await postCreator(t, await registrationBody(t), {}, ip)).statusCode).toBe(201);
+      }
+      expectError(await postCreator(t, await registrationBody(t), {}, ip), 429, 'rate_limited');
+      // A new key is a new registration, limited like one.
+      const fresh = await postCreator(t, await registrationBody(t), { 'idempotency-key': randomUUID() }, ip);
+      expectError(fresh, 429, 'rate_limited');
+    });
+
     it('stops replaying after 24 hours', async () => {
       t = await createTestApp({ backend });
       const key = randomUUID();
