@@ -81,7 +81,7 @@ const program = new Command()
   .showHelpAfterError();
 
 program
-  .command('serve', { isDefault: true })
+  .command('serve')
   .description('run the HTTP API and, unless WORKERS=false, the background job workers')
   .action(() => serve(loadConfig()));
 

@@ -55,6 +55,13 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     },
   );
 
+  it('names an unknown command instead of starting the server', async () => {
+    const result = await runCli(['bogus'], { DATA_DIR: dataDir });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("unknown command 'bogus'");
+    expect(result.stdout).toBe('');
+  });
+
   it('stops on a bad configuration value, naming the variable', async () => {
     const result = await runCli(['serve'], { DATA_DIR: dataDir, PORT: 'eighty' });
     expect(result.code).toBe(2);

@@ -120,10 +120,10 @@ export const ListingSchema = z
     pricing: PricingSchema,
     description: z.string(),
     trigger_hint: z.string(),
-    licence: z
-      .string()
-      .nullable()
-      .meta({ description: 'SPDX id committed through the licence route, if any' }),
+    licence: z.string().nullable().meta({
+      description:
+        'SPDX id committed through the licence route; else the licence the analysis found (computed.licence, matched or declared) in the release on sale, or the newest one before any passes; else null',
+    }),
     created_at: z.iso.datetime(),
     published_at: z.iso.datetime().nullable(),
     retired_at: z.iso.datetime().nullable(),

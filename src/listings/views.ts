@@ -28,6 +28,14 @@ function listingRelease(release: Release, withScanReport: boolean): z.infer<type
   return withScanReport ? { ...body, scan_report: release.scan ?? null } : body;
 }
 
+/** The licence the analysis found in a release, when it recognised one (ANALYSIS.md `licence`). */
+function foundLicence(release: Release | null): string | null {
+  const licence = (release?.computed as { licence?: { spdx?: string; verdict?: string } } | null)?.licence;
+  return licence?.spdx && (licence.verdict === 'matched' || licence.verdict === 'declared')
+    ? licence.spdx
+    : null;
+}
+
 /** The creator's view of a listing: the same `pricing` block on every route that returns one. */
 export function listingBody(config: Config, input: ListingViewInput): ListingBody {
   const { listing, latest, newest } = input;
@@ -44,7 +52,7 @@ export function listingBody(config: Config, input: ListingViewInput): ListingBod
     },
     description: listing.description,
     trigger_hint: listing.triggerHint,
-    licence: listing.licence,
+    licence: listing.licence ?? foundLicence(latest ?? newest),
     created_at: listing.createdAt.toISOString(),
     published_at: listing.publishedAt?.toISOString() ?? null,
     retired_at: listing.retiredAt?.toISOString() ?? null,

@@ -7,7 +7,6 @@ import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { latestPassingRelease, publishedRelease } from '../releases/releases.js';
-import { parseVersion } from '../releases/versions.js';
 import { type Grant, grantFor } from './grants.js';
 import { holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
 import { findListingForSale } from './listing.js';
@@ -32,11 +31,7 @@ export async function fetchOwnedVersion(
   if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
   const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
   const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
-  // Like a name, a version that cannot exist is not found and never reaches the database.
-  const release =
-    listing &&
-    parseVersion(request.version) &&
-    (await publishedRelease(ctx.database.db, listing.id, request.version));
+  const release = listing && (await publishedRelease(ctx.database.db, listing.id, request.version));
   if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
   if (!isEntitled(holding, release.version)) {

@@ -25,8 +25,11 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string, body
       request.log.error({ err: mappingError }, 'error mapping failed');
       appError = new AppError('internal');
     }
-    if (appError.status >= 500) {
+    if (appError.code === 'internal') {
       request.log.error({ err: error }, 'request failed');
+    } else if (appError.status >= 500) {
+      // paused, settlement_timeout: answers the service chose, not faults.
+      request.log.info({ code: appError.code }, 'request answered unavailable');
     } else if (appError.code === 'invalid_request') {
       request.log.info({ issues: appError.details?.issues }, 'invalid request');
     }

@@ -69,7 +69,7 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     await commitFile(
       work,
       'package.json',
-      '{"name":"notes","version":"1.0.0","dependencies":{}}\n',
+      '{"name":"notes","version":"1.0.0","license":"MIT","dependencies":{}}\n',
       'Manifest',
     );
     await work.git('tag', 'v1.0.0');
@@ -108,6 +108,8 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
       await t.app.inject({ url: `/api/listings/${listing.id}`, headers: bearer(alice.apiKey) })
     ).json();
     expect(mine.latest_release.version).toBe('1.0.0');
+    // No licence was committed through the service: the listing states the one the analysis found.
+    expect(mine.licence).toBe('MIT');
     expect(mine.newest_release.version).toBe('1.1.0');
     const secret = mine.newest_release.scan_report.findings.find(
       (f: { check: string }) => f.check === 'secrets',
