@@ -1,6 +1,7 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { findListingById } from '../listings/store.js';
 import { AppError } from '../platform/errors.js';
 import { ErrorSchema, errorResponses } from '../platform/http-schemas.js';
 import { MicroUsdc } from '../platform/money.js';
@@ -254,13 +255,17 @@ export function registerPaymentRoutes(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { listingId, version } = readDownloadToken(ctx, request.params.token);
-      const release = await publishedRelease(ctx.database.db, listingId, version);
-      if (!release) throw new AppError('not_found', { message: 'No such download' });
+      const [release, listing] = await Promise.all([
+        publishedRelease(ctx.database.db, listingId, version),
+        findListingById(ctx.database.db, listingId),
+      ]);
+      if (!release || !listing) throw new AppError('not_found', { message: 'No such download' });
       const { stream, sizeBytes } = await openArtifact(ctx, release);
       reply
         .header('content-type', 'application/zip')
         .header('content-length', String(sizeBytes))
-        .header('content-disposition', `attachment; filename="${release.tag}.zip"`)
+        // The zip's own top folder is `<slug>-<version>/` (the release cut's archive prefix).
+        .header('content-disposition', `attachment; filename="${listing.slug}-${release.version}.zip"`)
         .header('x-artifact-sha256', release.artifactSha256)
         .header('cache-control', 'private, no-store');
       return reply.send(stream);

@@ -86,6 +86,7 @@ describe.each(BACKENDS)('buying on the devnet on %s', (backend) => {
     const download = await t.app.inject({ url: grant.download_url.replace('http://repo402.test', '') });
     expect(download.statusCode).toBe(200);
     expect(download.headers['content-type']).toBe('application/zip');
+    expect(download.headers['content-disposition']).toBe(`attachment; filename="${fixture.slug}-1.0.0.zip"`);
     expect(download.rawPayload.equals(fixture.zips.get('1.0.0')!.bytes)).toBe(true);
   });
 
