@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SettleResponse } from '@x402/core/types';
-import type { Address } from 'viem';
+import { authorizationTypes } from '@x402/evm';
+import { type Address, type Hex, type PublicClient, verifyTypedData } from 'viem';
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
@@ -13,6 +14,7 @@ import {
   releasesBetween,
 } from '../releases/releases.js';
 import { paymentRail } from './context.js';
+import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { type Grant, type GrantKind, grantFor } from './grants.js';
 import { type Holding, holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
 import { findListingForSale } from './listing.js';
@@ -172,6 +174,14 @@ async function payWith(
   const { authorization } = payment;
   const payer = authorization.from;
   await assertNotSanctioned(ctx.config.compliance, payer);
+  // Everything below trusts `from`: an owner's grant and a free record are given without
+  // settling, and an existing row is driven for whoever presents its key. So the signature is
+  // checked first, not only by the facilitator's verify further on.
+  if (!(await signedByPayer(rail, payment))) {
+    throw new AppError('invalid_signature', {
+      message: 'The payment authorization is not signed by its `from` address',
+    });
+  }
   const db = ctx.database.db;
   const key = { asset: rail.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: authorization.nonce };
 
@@ -179,7 +189,7 @@ async function payWith(
   // a holding that came from this very authorization is always seen here as its row (a replay).
   const holding = await holdingOf(db, payer, listing.id);
   const existing = await findPayment(db, key.asset, key.payer, key.nonce);
-  if (existing) return continuePayment(ctx, rail, existing, release);
+  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
   if (isEntitled(holding, release.version)) {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
@@ -207,7 +217,7 @@ async function payWith(
     if (error.code !== 'replay') throw error;
     // Used already: by a concurrent request of ours (then report that purchase), or elsewhere.
     const row = await findPayment(db, key.asset, key.payer, key.nonce);
-    if (row) return continuePayment(ctx, rail, row, release);
+    if (row) return continuePayment(ctx, rail, ownRow(row, listing), release);
     throw error;
   }
 
@@ -234,6 +244,40 @@ async function payWith(
   const row = inserted ?? (await findPayment(db, key.asset, key.payer, key.nonce));
   if (!row) throw new Error('payment row vanished');
   return continuePayment(ctx, rail, row, release);
+}
+
+/**
+ * An authorization is bound to the listing whose 402 it paid: presented on another listing's route
+ * it is refused, so a cheap listing's payment can never unlock a dear one's artifact.
+ */
+function ownRow(row: PaymentRow, listing: PublicListing): PaymentRow {
+  if (row.listingId !== listing.id) {
+    throw new AppError('authorization_mismatch', {
+      message: "This authorization paid another listing's 402; sign this listing's 402",
+      details: { mismatched: ['listing'] },
+    });
+  }
+  return row;
+}
+
+/**
+ * Whether `from` signed the authorization (EIP-712 over the token's domain, as the token checks
+ * it). Plain ECDSA first; a chain reader also accepts smart wallets (EIP-1271, ERC-6492).
+ */
+async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
+  const parameters = {
+    address: payment.authorization.from,
+    domain: { ...rail.tokenDomain, chainId: BASE_CHAIN_ID, verifyingContract: rail.asset },
+    types: authorizationTypes,
+    primaryType: 'TransferWithAuthorization' as const,
+    message: payment.authorization,
+    signature: (payment.payload.payload as { signature: Hex }).signature,
+  };
+  if (await verifyTypedData(parameters).catch(() => false)) return true;
+  if (!rail.reader) return false;
+  // viem's overloads over block selectors do not narrow for a literal without one.
+  const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
+  return rail.reader.verifyTypedData(onChain).catch(() => false);
 }
 
 /** Drives an authorization's row to an answer: settle it, wait for whoever is, or report it. */
@@ -266,11 +310,12 @@ async function outcomeToResult(
   if (outcome.state === 'pending') throw pending(outcome.reason);
   if (outcome.state === 'failed') throw outcome.error;
   const { purchase, response } = outcome;
-  // A retry of an older attempt still buys the version it was quoted for.
+  // The grant is always for what was bought: a retry of an older attempt gets the version it was quoted for.
   const bought =
-    purchase.version === release.version
+    purchase.listingId === release.listingId && purchase.version === release.version
       ? release
-      : ((await publishedRelease(ctx.database.db, purchase.listingId, purchase.version)) ?? release);
+      : await publishedRelease(ctx.database.db, purchase.listingId, purchase.version);
+  if (!bought) throw new Error(`purchase ${purchase.id} settled for a release that is not published`);
   const grant = await grantFor(ctx, bought, {
     kind: purchase.kind satisfies GrantKind,
     purchaseId: purchase.id,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listings, purchases } from '../../src/db/schema/index.js';
+import { listings, payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS } from '../support/db.js';
@@ -85,6 +85,42 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     expectCode(replay, 409, 'replay');
     expect(replay.json().details.purchase).toMatchObject({ version: '1.0.0', kind: 'new' });
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
+  });
+
+  it('invalid_signature for an authorization its from did not sign: no owner grant, no free record', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const holder = await fundedWallet(t, 5_000_000n);
+    expect((await buy(t, fixture, holder)).statusCode).toBe(200);
+    const attacker = newWallet();
+    const pr = await quote(t, fixture);
+    // Naming a holder as the payer is not proving to be it: no `owned` grant without its signature.
+    const forged = await signAuthorization(pr, holder, {}, attacker);
+    expectCode(await pay(fixture, forged, pr.extra.quote_id), 401, 'invalid_signature');
+
+    const free = await publishListing(t, { priceMicro: 0n, slug: 'free-kit' });
+    expectCode(await pay(free, forged), 401, 'invalid_signature');
+    const db = t.ctx.database.db;
+    expect(await db.select().from(purchases).where(eq(purchases.listingId, free.listingId))).toEqual([]);
+  });
+
+  it("authorization_mismatch for an authorization recorded for another listing, whatever its row's state", async () => {
+    t = await createPaymentsApp({ backend });
+    const cheap = await publishListing(t, { priceMicro: 10_000n, slug: 'cheap-kit' });
+    const dear = await publishListing(t, { priceMicro: 9_000_000n, slug: 'dear-kit' });
+    const wallet = await fundedWallet(t, 1_000_000n);
+    const pr = await quote(t, cheap);
+    const header = await signAuthorization(pr, wallet);
+    expect((await pay(cheap, header, pr.extra.quote_id)).statusCode).toBe(200);
+    expectCode(await pay(dear, header), 400, 'authorization_mismatch');
+    // A row the chain has not consumed (failed, or still settling) stays bound to its listing too.
+    const db = t.ctx.database.db;
+    await db.update(payments).set({ state: 'failed' }).where(eq(payments.listingId, cheap.listingId));
+    const refused = await pay(dear, header);
+    expectCode(refused, 400, 'authorization_mismatch');
+    expect(refused.json().details).toEqual({ mismatched: ['listing'] });
+    expect(await db.select().from(purchases).where(eq(purchases.listingId, dear.listingId))).toEqual([]);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(990_000n);
   });
 
   it('price_changed: no quote, a changed price, an expired quote, a new-quote payer who holds an earlier version', async () => {
