@@ -93,6 +93,14 @@ const EnvSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
     .optional(),
+  /**
+   * Private key of PLATFORM_PAYOUT_ADDRESS on mainnet: with it (and BASE_RPC_URL) the payout sweep
+   * pays creators from that address; without it sweeps are skipped.
+   */
+  PAYOUT_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 0x-prefixed 32-byte hex private key')
+    .optional(),
   /** Platform fee in basis points of each purchase, kept from the creator's credit. */
   PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
   /** How long a buy waits for the facilitator's settle before answering 504 settlement_timeout. */
@@ -166,6 +174,8 @@ export interface PaymentsConfig {
   facilitatorUrl?: string;
   usdcContract: `0x${string}`;
   platformPayoutAddress?: `0x${string}`;
+  /** Signs payouts on mainnet; its address is platformPayoutAddress (checked when the rail opens). */
+  payoutPrivateKey?: `0x${string}`;
   feeBps: number;
   settlementTimeoutMs: number;
 }
@@ -195,6 +205,16 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables whose values (keys, or URLs that may carry a password) never appear in an error message. */
+const SECRET_VARIABLES = new Set([
+  'APP_SECRET',
+  'PAYOUT_PRIVATE_KEY',
+  'S3_SECRET_ACCESS_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+]);
+
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -209,7 +229,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0]);
-        return `${name}=${JSON.stringify(env[name])}: ${issue.message}`;
+        const shown = SECRET_VARIABLES.has(name) ? '(value hidden)' : JSON.stringify(env[name]);
+        return `${name}=${shown}: ${issue.message}`;
       }),
     );
   }
@@ -218,6 +239,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const missing = (['FACILITATOR_URL', 'PLATFORM_PAYOUT_ADDRESS'] as const).filter((name) => !e[name]);
     if (missing.length > 0)
       throw new ConfigError(missing.map((name) => `${name}: required when PAYMENTS_MODE=mainnet`));
+    if (e.PAYOUT_PRIVATE_KEY && !e.BASE_RPC_URL)
+      throw new ConfigError(['PAYOUT_PRIVATE_KEY: needs BASE_RPC_URL, the chain payouts are sent to']);
+  } else if (e.PAYOUT_PRIVATE_KEY) {
+    // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
+    throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
   }
   return {
     port: e.PORT,
@@ -260,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       facilitatorUrl: e.FACILITATOR_URL,
       usdcContract: e.USDC_CONTRACT as `0x${string}`,
       platformPayoutAddress: e.PLATFORM_PAYOUT_ADDRESS as `0x${string}` | undefined,
+      payoutPrivateKey: e.PAYOUT_PRIVATE_KEY as `0x${string}` | undefined,
       feeBps: e.PLATFORM_FEE_BPS,
       settlementTimeoutMs: e.SETTLEMENT_TIMEOUT_MS,
     },

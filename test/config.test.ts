@@ -74,6 +74,39 @@ describe('loadConfig', () => {
     expect((error as ConfigError).problems).toHaveLength(1);
   });
 
+  it('never echoes a secret value, even a malformed one', () => {
+    const values = {
+      APP_SECRET: 'hunter2-not-hex',
+      PAYOUT_PRIVATE_KEY: '0xdeadbeef',
+      DATABASE_URL: 'mysql://admin:s3cret@db',
+    };
+    let message = '';
+    try {
+      loadConfig({ ...values, PAYMENTS_MODE: 'mainnet' });
+    } catch (caught) {
+      message = (caught as Error).message;
+    }
+    for (const [name, value] of Object.entries(values)) {
+      expect(message).toContain(`${name}=(value hidden)`);
+      expect(message).not.toContain(value);
+    }
+  });
+
+  it('takes a payout key on mainnet only, and only with the chain to send payouts to', () => {
+    const key = `0x${'11'.repeat(32)}`;
+    const mainnet = {
+      PAYMENTS_MODE: 'mainnet',
+      FACILITATOR_URL: 'https://facilitator.example',
+      PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
+      PAYOUT_PRIVATE_KEY: key,
+    };
+    expect(() => loadConfig(mainnet)).toThrow(/PAYOUT_PRIVATE_KEY: needs BASE_RPC_URL/);
+    expect(() => loadConfig({ PAYOUT_PRIVATE_KEY: key })).toThrow(/PAYOUT_PRIVATE_KEY: only used when/);
+    expect(loadConfig({ ...mainnet, BASE_RPC_URL: 'https://rpc.example' }).payments.payoutPrivateKey).toBe(
+      key,
+    );
+  });
+
   it('names every bad variable at once', () => {
     expect(() => loadConfig({ PORT: 'x', SSH_PORT: 'y' })).toThrow(/PORT=.*\n.*SSH_PORT=/s);
   });

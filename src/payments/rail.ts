@@ -1,7 +1,15 @@
 import { createHmac } from 'node:crypto';
 import type { FacilitatorClient } from '@x402/core/http';
-import { type Address, getAddress, type Hex, type PublicClient } from 'viem';
-import type { PaymentsConfig } from '../config.js';
+import {
+  type Address,
+  createWalletClient,
+  custom,
+  getAddress,
+  type Hex,
+  isAddressEqual,
+  type PublicClient,
+} from 'viem';
+import { ConfigError, type PaymentsConfig } from '../config.js';
 import type { Database } from '../db/connect.js';
 import { BASE_NETWORK, BASE_USDC, type DevnetChain } from './devnet/chain.js';
 import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
@@ -53,6 +61,10 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
       tokenDomain: USDC_DOMAIN,
       facilitator: new HTTPFacilitatorClient({ url: config.facilitatorUrl! }),
       reader: deps.baseClient,
+      payouts:
+        config.payoutPrivateKey && deps.baseClient
+          ? await mainnetPayouts(config, config.payoutPrivateKey, deps.baseClient)
+          : undefined,
     };
   }
   const { startDevnetChain } = await import('./devnet/chain.js');
@@ -79,4 +91,26 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
       asset: BASE_USDC,
     }),
   };
+}
+
+/**
+ * Payouts on Base, signed here with PAYOUT_PRIVATE_KEY and sent through BASE_RPC_URL. They are
+ * paid from the address buyers pay, so the key must be that address's.
+ */
+async function mainnetPayouts(
+  config: PaymentsConfig,
+  key: Hex,
+  publicClient: PublicClient,
+): Promise<PayoutTransfers> {
+  const { privateKeyToAccount } = await import('viem/accounts');
+  const { createNonceManager, jsonRpc } = await import('viem/nonce');
+  const { base } = await import('viem/chains');
+  const account = privateKeyToAccount(key, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+  if (!isAddressEqual(account.address, config.platformPayoutAddress!)) {
+    throw new ConfigError([
+      `PAYOUT_PRIVATE_KEY: its address ${account.address} is not PLATFORM_PAYOUT_ADDRESS ${config.platformPayoutAddress}`,
+    ]);
+  }
+  const walletClient = createWalletClient({ account, chain: base, transport: custom(publicClient) });
+  return chainPayouts({ publicClient, walletClient, account, asset: getAddress(config.usdcContract) });
 }

@@ -14,8 +14,8 @@ export interface PaymentsTestApp extends TestApp {
 }
 
 /**
- * The real app with the devnet payment rail (EDR chain, token, in-process facilitator) on its
- * own database. The manual clock starts at the real time: the chain and the x402 client use it.
+ * The real app with its payment rail (by default devnet: EDR chain, token, in-process facilitator)
+ * on its own database. The manual clock starts at the real time: the chain and the x402 client use it.
  */
 export async function createPaymentsApp(options: TestAppOptions = {}): Promise<PaymentsTestApp> {
   let rail: PaymentRail | undefined;
@@ -23,9 +23,13 @@ export async function createPaymentsApp(options: TestAppOptions = {}): Promise<P
     ...options,
     env: { SETTLEMENT_TIMEOUT_MS: '5000', ...options.env },
     extend: async (app, ctx) => {
-      rail = await openPaymentRail(ctx.config.payments, { database: ctx.database, appSecret: ctx.appSecret });
+      rail = await openPaymentRail(ctx.config.payments, {
+        database: ctx.database,
+        appSecret: ctx.appSecret,
+        baseClient: ctx.chainClient,
+      });
       ctx.payments = rail;
-      ctx.chainClient = rail.devnet?.publicClient;
+      ctx.chainClient = rail.devnet?.publicClient ?? ctx.chainClient;
       await options.extend?.(app, ctx);
     },
   });

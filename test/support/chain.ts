@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   type Address,
   decodeAbiParameters,
@@ -10,6 +8,7 @@ import {
   parseErc6492Signature,
   recoverAddress,
 } from 'viem';
+import { type JsonRpcServer, serveJsonRpc } from './json-rpc.js';
 
 /** A smart wallet (EIP-1271) that accepts signatures by its owner, deployed or counterfactual. */
 export interface SmartWallet {
@@ -19,12 +18,7 @@ export interface SmartWallet {
   factory?: { address: Address; data: Hex };
 }
 
-export interface TestChain {
-  url: string;
-  /** JSON-RPC methods received, in order. */
-  calls: string[];
-  close(): Promise<void>;
-}
+export type TestChain = JsonRpcServer;
 
 /**
  * A stand-in Base JSON-RPC endpoint for the calls viem makes to verify smart-wallet signatures:
@@ -33,7 +27,6 @@ export interface TestChain {
  * isValidSignature, here an owner-signature check). The devnet chain will replace it.
  */
 export async function startTestChain(wallets: SmartWallet[]): Promise<TestChain> {
-  const calls: string[] = [];
   const deployed = (address: string) =>
     wallets.find((wallet) => !wallet.factory && isAddressEqual(wallet.address, address as Address));
 
@@ -61,38 +54,12 @@ export async function startTestChain(wallets: SmartWallet[]): Promise<TestChain>
     return bool(await recovers(hash, inner, wallet!.owner));
   }
 
-  const server: Server = createServer((request, response) => {
-    let raw = '';
-    request.on('data', (chunk) => {
-      raw += chunk;
-    });
-    request.on('end', async () => {
-      const { id, method, params } = JSON.parse(raw) as { id: number; method: string; params: unknown[] };
-      calls.push(method);
-      const reply = (body: object) => {
-        response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify({ jsonrpc: '2.0', id, ...body }));
-      };
-      try {
-        if (method === 'eth_chainId') return reply({ result: '0x2105' });
-        if (method === 'eth_getCode')
-          return reply({ result: deployed(params[0] as string) ? '0x6080' : '0x' });
-        if (method === 'eth_call') {
-          return reply({ result: await validatorCall((params[0] as { data: Hex }).data) });
-        }
-        reply({ error: { code: -32601, message: `method ${method} not served by the test chain` } });
-      } catch (error) {
-        reply({ error: { code: -32000, message: (error as Error).message } });
-      }
-    });
+  return serveJsonRpc(async (method, params) => {
+    if (method === 'eth_chainId') return '0x2105';
+    if (method === 'eth_getCode') return deployed(params[0] as string) ? '0x6080' : '0x';
+    if (method === 'eth_call') return validatorCall((params[0] as { data: Hex }).data);
+    throw Object.assign(new Error(`method ${method} not served by the test chain`), { code: -32601 });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 async function recovers(hash: Hex, signature: Hex, expected: Address): Promise<boolean> {
