@@ -63,7 +63,10 @@ const EnvSchema = z.object({
   MCP_STREAM_SECONDS: positiveInt.max(3600).default(300),
   MCP_STREAMS_PER_IP: positiveInt.max(1000).default(4),
   // Identity and compliance.
-  /** JSON-RPC endpoint of Base; enables smart-wallet (EIP-1271, ERC-6492) signature checks. */
+  /**
+   * JSON-RPC endpoint of Base: required on mainnet (settlements whose answer was lost are decided
+   * by reading the chain); enables smart-wallet (EIP-1271, ERC-6492) signature checks.
+   */
   BASE_RPC_URL: url(['http:', 'https:']).optional(),
   /** Sanctioned addresses, one per line, `#` comments. */
   SANCTIONS_FILE: z.string().min(1).optional(),
@@ -236,11 +239,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if (e.PAYMENTS_MODE === 'mainnet') {
-    const missing = (['FACILITATOR_URL', 'PLATFORM_PAYOUT_ADDRESS'] as const).filter((name) => !e[name]);
+    // Without a chain reader a payment whose settle answer was lost could only be guessed at;
+    // the chain is the one witness of whether the buyer's transfer happened (docs/PAYMENTS.md).
+    const missing = (['FACILITATOR_URL', 'PLATFORM_PAYOUT_ADDRESS', 'BASE_RPC_URL'] as const).filter(
+      (name) => !e[name],
+    );
     if (missing.length > 0)
       throw new ConfigError(missing.map((name) => `${name}: required when PAYMENTS_MODE=mainnet`));
-    if (e.PAYOUT_PRIVATE_KEY && !e.BASE_RPC_URL)
-      throw new ConfigError(['PAYOUT_PRIVATE_KEY: needs BASE_RPC_URL, the chain payouts are sent to']);
   } else if (e.PAYOUT_PRIVATE_KEY) {
     // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);

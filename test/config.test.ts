@@ -92,19 +92,27 @@ describe('loadConfig', () => {
     }
   });
 
-  it('takes a payout key on mainnet only, and only with the chain to send payouts to', () => {
+  it('refuses mainnet without a chain reader: a lost settle answer is decided only by the chain', () => {
+    const mainnet = {
+      PAYMENTS_MODE: 'mainnet',
+      FACILITATOR_URL: 'https://facilitator.example',
+      PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
+    };
+    expect(() => loadConfig(mainnet)).toThrow(/BASE_RPC_URL: required when PAYMENTS_MODE=mainnet/);
+    expect(loadConfig({ ...mainnet, BASE_RPC_URL: 'https://rpc.example' }).payments.mode).toBe('mainnet');
+  });
+
+  it('takes a payout key on mainnet only', () => {
     const key = `0x${'11'.repeat(32)}`;
     const mainnet = {
       PAYMENTS_MODE: 'mainnet',
       FACILITATOR_URL: 'https://facilitator.example',
       PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
+      BASE_RPC_URL: 'https://rpc.example',
       PAYOUT_PRIVATE_KEY: key,
     };
-    expect(() => loadConfig(mainnet)).toThrow(/PAYOUT_PRIVATE_KEY: needs BASE_RPC_URL/);
     expect(() => loadConfig({ PAYOUT_PRIVATE_KEY: key })).toThrow(/PAYOUT_PRIVATE_KEY: only used when/);
-    expect(loadConfig({ ...mainnet, BASE_RPC_URL: 'https://rpc.example' }).payments.payoutPrivateKey).toBe(
-      key,
-    );
+    expect(loadConfig(mainnet).payments.payoutPrivateKey).toBe(key);
   });
 
   it('names every bad variable at once', () => {

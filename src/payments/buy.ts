@@ -38,6 +38,7 @@ import {
 import {
   findPayment,
   findPurchaseByPayment,
+  findSlotHolder,
   insertEntitlement,
   insertPayment,
   insertPurchase,
@@ -214,15 +215,14 @@ async function payWith(
   const verified = await rail.facilitator.verify(payment.payload, requirements);
   if (!verified.isValid) {
     const error = errorForReason(verified.invalidReason, verified.invalidMessage);
+    // Used already: by a concurrent request of ours, or on chain without us (its payer may have
+    // executed it). Either way it gets a row, and the row is decided by the chain, never refused
+    // as a replay without the purchase it paid for.
     if (error.code !== 'replay') throw error;
-    // Used already: by a concurrent request of ours (then report that purchase), or elsewhere.
-    const row = await findPayment(db, key.asset, key.payer, key.nonce);
-    if (row) return continuePayment(ctx, rail, ownRow(row, listing), release);
-    throw error;
   }
 
   const now = ctx.clock.now();
-  const inserted = await insertPayment(db, {
+  const row = {
     ...key,
     network: rail.network,
     payTo: rail.payTo.toLowerCase(),
@@ -237,13 +237,20 @@ async function payWith(
     payload: payment.payload,
     requirements,
     validBefore: new Date(Number(authorization.validBefore) * 1000),
-    state: 'settling',
+    state: 'settling' as const,
     createdAt: now,
     updatedAt: now,
-  });
-  const row = inserted ?? (await findPayment(db, key.asset, key.payer, key.nonce));
-  if (!row) throw new Error('payment row vanished');
-  return continuePayment(ctx, rail, row, release);
+  };
+  // Twice at most: the slot's holder may fail between our insert and our read of it.
+  for (let round = 0; round < 2; round += 1) {
+    const inserted = await insertPayment(db, row);
+    if (inserted) return continuePayment(ctx, rail, inserted, release);
+    const own = await findPayment(db, key.asset, key.payer, key.nonce);
+    if (own) return continuePayment(ctx, rail, ownRow(own, listing), release);
+    const holder = await findSlotHolder(db, listing.id, key.payer, offer.version);
+    if (holder) return whileSlotTaken(ctx, holder);
+  }
+  throw pending('settlement_pending');
 }
 
 /**
@@ -274,7 +281,6 @@ async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promis
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
   if (await verifyTypedData(parameters).catch(() => false)) return true;
-  if (!rail.reader) return false;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
   return rail.reader.verifyTypedData(onChain).catch(() => false);
@@ -288,8 +294,13 @@ async function continuePayment(
   release: Release,
 ): Promise<BuyResult> {
   if (row.state === 'settled') throw await replayError(ctx, row);
-  const claimed = await claimForSettlement(ctx, row.id);
-  if (!claimed) {
+  const claim = await claimForSettlement(ctx, row.id);
+  if ('slotTaken' in claim) {
+    const holder = await findSlotHolder(ctx.database.db, row.listingId, row.payer, row.version);
+    if (holder) return whileSlotTaken(ctx, holder);
+    throw pending('settlement_pending');
+  }
+  if ('busy' in claim) {
     const after = await awaitOtherAttempt(ctx, row.id);
     if (after?.state === 'settled') throw await replayError(ctx, after);
     if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
@@ -297,9 +308,22 @@ async function continuePayment(
   }
   return outcomeToResult(
     ctx,
-    await trackAttempt(claimed.id, () => driveSettlement(ctx, rail, claimed)),
+    await trackAttempt(row.id, () => driveSettlement(ctx, rail, claim.claimed)),
     release,
   );
+}
+
+/**
+ * The buyer already has a payment settling or settled for this version (another authorization,
+ * perhaps through another process): this one is never settled. Once that one has settled, the
+ * version is theirs and is granted; until then the answer is `settlement_pending`.
+ */
+async function whileSlotTaken(ctx: AppContext, holder: PaymentRow): Promise<BuyResult> {
+  const settled = holder.state === 'settled' ? holder : await awaitOtherAttempt(ctx, holder.id);
+  if (settled?.state !== 'settled') throw pending('settlement_pending');
+  const owned = await publishedRelease(ctx.database.db, settled.listingId, settled.version);
+  if (!owned) throw pending('settlement_pending');
+  return { status: 'granted', grant: await grantFor(ctx, owned, { kind: 'owned' }) };
 }
 
 async function outcomeToResult(

@@ -28,8 +28,11 @@ export interface PaymentRail {
   tokenDomain: { name: string; version: string };
   /** verify / settle / supported; the in-process devnet facilitator or an HTTP one. Tests may swap it. */
   facilitator: FacilitatorClient;
-  /** Reads the chain (authorizationState, logs) for reconciliation: the devnet, or BASE_RPC_URL. */
-  reader?: PublicClient;
+  /**
+   * Reads the chain (authorizationState, logs) to decide payments whose settle answer was lost:
+   * the devnet, or BASE_RPC_URL (required on mainnet).
+   */
+  reader: PublicClient;
   /** The devnet chain, in devnet mode. */
   devnet?: DevnetChain;
   /** Payouts from the platform wallet; absent when this deployment cannot sign payouts. */
@@ -53,6 +56,7 @@ export interface RailDeps {
 export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): Promise<PaymentRail> {
   const { HTTPFacilitatorClient } = await import('@x402/core/http');
   if (config.mode === 'mainnet') {
+    if (!deps.baseClient) throw new ConfigError(['BASE_RPC_URL: required when PAYMENTS_MODE=mainnet']);
     return {
       mode: 'mainnet',
       network: BASE_NETWORK,

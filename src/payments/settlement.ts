@@ -1,10 +1,10 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { type Address, type Hex, parseAbiItem } from 'viem';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
-import { DevUSDC } from './devnet/artifacts.js';
+import { type AuthorizationState, readAuthorization } from './authorization-state.js';
 import type { PaymentRail } from './rail.js';
 import {
+  type Claim,
   claimPayment,
   findPaymentById,
   findPurchaseByPayment,
@@ -19,10 +19,11 @@ import {
 
 /**
  * Settlement never loses money (DESIGN.md item 8). A payment row exists before `settle` is
- * called; one holder of its lease drives it at a time; only a transaction hash from `settle` (or
- * the chain showing the authorization used) turns it into a purchase, in one transaction with the
- * entitlement and the creator's ledger credit. Anything unclear leaves the row `settling`, to be
- * retried with the same authorization or resolved by the reconciler.
+ * called; one holder of its lease drives it at a time; only a transaction hash from `settle`, or
+ * the chain showing the transfer to us, turns it into a purchase, in one transaction with the
+ * entitlement and the creator's ledger credit. A payment whose outcome is unknown is never
+ * concluded without reading the chain: it stays `settling`, to be retried with the same
+ * authorization or resolved by the reconciler.
  */
 
 export type SettlementOutcome =
@@ -33,17 +34,29 @@ export type SettlementOutcome =
 /** How long a lease outlives the settle timeout, so a slow attempt is not driven twice. */
 const LEASE_MARGIN_MS = 5_000;
 
-const authorizationUsedEvent = parseAbiItem(
-  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
-);
+/** Facilitator refusals that mean nothing was broadcast (the payment itself is unusable as sent). */
+const REFUSED_BEFORE_BROADCAST = /insufficient_balance|signature|expired|valid_before|valid_after|mismatch/;
 
-/** Maps a facilitator's verify/settle failure reason onto SPEC.md's payment codes. */
+/** Maps a facilitator's verify/settle failure reason, or a failed row's reason, onto SPEC.md's payment codes. */
 export function errorForReason(reason: string | undefined, message?: string): AppError {
   const text = `${reason ?? ''} ${message ?? ''}`.toLowerCase();
   const detail = { details: { reason: reason ?? 'unknown' } };
   if (text.includes('insufficient_balance') || text.includes('insufficient balance')) {
     return new AppError('insufficient_balance', {
       message: 'The payer does not hold enough USDC for this price on eip155:8453',
+      ...detail,
+    });
+  }
+  if (text.includes('authorization_canceled')) {
+    return new AppError('authorization_mismatch', {
+      message: 'The payer cancelled this authorization on chain; take a fresh 402 and sign it',
+      ...detail,
+    });
+  }
+  if (text.includes('authorization_used_elsewhere')) {
+    return new AppError('authorization_mismatch', {
+      message:
+        'This authorization was used on chain for a transfer that did not pay this 402; take a fresh 402 and sign it',
       ...detail,
     });
   }
@@ -63,28 +76,6 @@ export function errorForReason(reason: string | undefined, message?: string): Ap
   });
 }
 
-/** Whether the token shows this authorization as used, and by which transaction. */
-export async function authorizationOnChain(
-  rail: PaymentRail,
-  payment: Pick<PaymentRow, 'asset' | 'payer' | 'nonce'>,
-): Promise<{ used: boolean; transaction?: Hex } | undefined> {
-  if (!rail.reader) return undefined;
-  const used = (await rail.reader.readContract({
-    address: payment.asset as Address,
-    abi: DevUSDC.abi,
-    functionName: 'authorizationState',
-    args: [payment.payer as Address, payment.nonce as Hex],
-  })) as boolean;
-  if (!used) return { used };
-  const logs = await rail.reader.getLogs({
-    address: payment.asset as Address,
-    event: authorizationUsedEvent,
-    args: { authorizer: payment.payer as Address, nonce: payment.nonce as Hex },
-    fromBlock: 0n,
-  });
-  return { used, transaction: logs.at(-1)?.transactionHash ?? undefined };
-}
-
 /** Purchase, entitlement and ledger credit for a settled payment, once. */
 export async function recordSettlement(
   ctx: AppContext,
@@ -98,6 +89,12 @@ export async function recordSettlement(
       const existing = await findPurchaseByPayment(tx, payment.id);
       if (existing) return existing;
       throw new Error(`payment ${payment.id} is settled without a purchase`);
+    }
+    if (settled.duplicate) {
+      ctx.log.error(
+        { paymentId: settled.id, listingId: settled.listingId, version: settled.version, transaction },
+        'a second payment for a version its buyer had already paid for reached the chain; recorded as a duplicate for refund',
+      );
     }
     const purchase = await insertPurchase(tx, {
       listingId: settled.listingId,
@@ -133,22 +130,81 @@ export async function recordSettlement(
   });
 }
 
+/** What the chain shows for `payment`; undefined (logged) when it cannot be read. */
+export async function chainStateOf(
+  ctx: AppContext,
+  rail: PaymentRail,
+  payment: PaymentRow,
+): Promise<AuthorizationState | undefined> {
+  try {
+    return await readAuthorization(
+      rail.reader,
+      {
+        asset: payment.asset,
+        payer: payment.payer,
+        nonce: payment.nonce,
+        payTo: payment.payTo,
+        amountMicro: payment.amountMicro,
+        validAfter: validAfterOf(payment),
+        validBefore: payment.validBefore,
+        seenAt: payment.createdAt,
+      },
+      ctx.clock.now(),
+    );
+  } catch (error) {
+    ctx.log.warn({ err: error, paymentId: payment.id }, 'reading the authorization on chain failed');
+    return undefined;
+  }
+}
+
+/**
+ * The outcome the chain decides for `payment`, or undefined when it decides nothing: the
+ * authorization is unused and still usable, so settling it is the buyer's intent.
+ */
+export async function concludeFromChain(
+  ctx: AppContext,
+  payment: PaymentRow,
+  chain: AuthorizationState,
+): Promise<SettlementOutcome | undefined> {
+  switch (chain.state) {
+    case 'paid': {
+      const purchase = await recordSettlement(ctx, payment, chain.transaction);
+      return { state: 'settled', purchase, payment };
+    }
+    case 'canceled':
+      return fail(ctx, payment, 'authorization_canceled');
+    case 'used_elsewhere':
+      return fail(ctx, payment, 'authorization_used_elsewhere');
+    case 'used_unlocated':
+      ctx.log.error(
+        { paymentId: payment.id, payer: payment.payer, nonce: payment.nonce },
+        'the chain shows this authorization used, but no transfer or cancellation was found near it; it stays settling until an operator looks',
+      );
+      return keepSettling(ctx, payment, 'used_unlocated');
+    case 'unused':
+      return chain.expired ? fail(ctx, payment, 'expired_unsettled') : undefined;
+  }
+}
+
 type SettleResult = { kind: 'response'; response: SettleResponse } | { kind: 'error'; error: unknown };
 type SettleAttempt = SettleResult | { kind: 'timeout' };
 
 /**
  * One attempt to settle `payment`, which the caller has claimed. Waits at most the configured
- * settlement timeout; a settle that finishes later is still recorded when it succeeds.
+ * settlement timeout; a settle that finishes later is still recorded when it succeeds. When an
+ * earlier attempt's outcome is unknown, the chain is read first and, if it cannot be, nothing is
+ * sent: settling blind could only add confusion to a payment that may have landed.
  */
 export async function driveSettlement(
   ctx: AppContext,
   rail: PaymentRail,
   payment: PaymentRow,
 ): Promise<SettlementOutcome> {
-  // A previous attempt may have landed on chain without our hearing of it (a first attempt has none).
   if (payment.attempts > 1) {
-    const before = await authorizationOnChain(rail, payment).catch(() => undefined);
-    if (before?.used) return settledFromChain(ctx, payment, before.transaction);
+    const chain = await chainStateOf(ctx, rail, payment);
+    if (!chain) return keepSettling(ctx, payment, 'chain_unreadable');
+    const known = await concludeFromChain(ctx, payment, chain);
+    if (known) return known;
   }
 
   const settle: Promise<SettleResult> = rail.facilitator
@@ -182,64 +238,64 @@ async function concludeAttempt(
   payment: PaymentRow,
   attempt: SettleResult,
 ): Promise<SettlementOutcome> {
-  const now = () => ctx.clock.now();
   if (attempt.kind === 'response' && attempt.response.success && attempt.response.transaction) {
     const purchase = await recordSettlement(ctx, payment, attempt.response.transaction);
     return { state: 'settled', purchase, payment, response: attempt.response };
   }
+  const reason =
+    attempt.kind === 'error' ? 'facilitator_error' : (attempt.response.errorReason ?? 'settle_failed');
   if (attempt.kind === 'error') {
     ctx.log.warn(
       { err: attempt.error, paymentId: payment.id },
-      'facilitator settle failed; the payment stays settling',
+      'facilitator settle failed; asking the chain',
     );
-    const onChain = await authorizationOnChain(rail, payment).catch(() => undefined);
-    if (onChain?.used) return settledFromChain(ctx, payment, onChain.transaction);
-    await releasePayment(ctx.database.db, payment.id, now(), {
-      state: 'settling',
-      errorReason: 'facilitator_error',
-    });
-    return { state: 'pending', reason: 'settlement_pending' };
   }
-  const { response } = attempt;
-  const reason = response.errorReason ?? 'settle_failed';
-  // Broadcast but not confirmed, or refused because it already went through: ask the chain.
-  const onChain = await authorizationOnChain(rail, payment).catch(() => undefined);
-  if (onChain?.used) return settledFromChain(ctx, payment, onChain.transaction ?? response.transaction);
-  const definitive = /insufficient_balance|signature|expired|valid_before|valid_after|mismatch/.test(reason);
-  if (reason === 'settlement_pending' || reason.includes('nonce_already_used') || (!onChain && !definitive)) {
-    await releasePayment(ctx.database.db, payment.id, now(), {
-      state: 'settling',
+  // Lost, refused or ambiguous: the chain says whether the transfer happened.
+  const chain = await chainStateOf(ctx, rail, payment);
+  const known = chain && (await concludeFromChain(ctx, payment, chain));
+  if (known) return known;
+  if (attempt.kind === 'response' && REFUSED_BEFORE_BROADCAST.test(reason)) {
+    // The facilitator refused before broadcasting (and the chain, when readable, shows the
+    // authorization unused): nothing was charged. The row is failed; the same authorization may
+    // be sent again, and the reconciler keeps reading the chain for it while it stays usable.
+    await releasePayment(ctx.database.db, payment.id, ctx.clock.now(), {
+      state: 'failed',
       errorReason: reason,
-      transaction: response.transaction || undefined,
     });
-    if (reason.includes('nonce_already_used')) {
-      return {
-        state: 'failed',
-        error: new AppError('replay', { message: 'This authorization was already used' }),
-      };
-    }
-    return { state: 'pending', reason: 'settlement_pending' };
+    return { state: 'failed', error: errorForReason(reason, attempt.response.errorMessage) };
   }
-  // Nothing was charged (the chain shows the authorization unused, or the facilitator refused it
-  // before broadcasting): the row is `failed`, and the same authorization may be retried.
-  await releasePayment(ctx.database.db, payment.id, now(), { state: 'failed', errorReason: reason });
-  return { state: 'failed', error: errorForReason(reason, response.errorMessage) };
+  return keepSettling(ctx, payment, reason);
 }
 
-async function settledFromChain(
+async function fail(ctx: AppContext, payment: PaymentRow, reason: string): Promise<SettlementOutcome> {
+  await releasePayment(ctx.database.db, payment.id, ctx.clock.now(), {
+    state: 'failed',
+    errorReason: reason,
+  });
+  return { state: 'failed', error: errorForReason(reason) };
+}
+
+/** The outcome is not known yet: the row stays `settling` for a retry or the reconciler. */
+async function keepSettling(
   ctx: AppContext,
   payment: PaymentRow,
-  transaction: string | undefined,
+  reason: string,
 ): Promise<SettlementOutcome> {
-  const purchase = await recordSettlement(ctx, payment, transaction ?? 'unknown');
-  return { state: 'settled', purchase, payment };
+  await releasePayment(ctx.database.db, payment.id, ctx.clock.now(), {
+    state: 'settling',
+    errorReason: reason,
+  });
+  return { state: 'pending', reason: 'settlement_pending' };
 }
 
-/** Claims `payment` for one attempt, or reports who has it. */
-export async function claimForSettlement(
-  ctx: AppContext,
-  paymentId: string,
-): Promise<PaymentRow | undefined> {
+function validAfterOf(payment: PaymentRow): Date | undefined {
+  const value = (payment.payload as { payload?: { authorization?: { validAfter?: string } } }).payload
+    ?.authorization?.validAfter;
+  return value && /^\d+$/.test(value) ? new Date(Number(value) * 1000) : undefined;
+}
+
+/** Claims `payment` for one attempt, or reports why it cannot be. */
+export async function claimForSettlement(ctx: AppContext, paymentId: string): Promise<Claim> {
   const now = ctx.clock.now();
   return claimPayment(
     ctx.database.db,

@@ -1,5 +1,6 @@
-import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
+import { isUniqueViolation } from '../db/errors.js';
 import {
   entitlements,
   ledgerEntries,
@@ -36,23 +37,49 @@ export async function insertPayment(db: Db, row: NewPayment): Promise<PaymentRow
   return inserted;
 }
 
-/**
- * Takes the right to drive a payment's settlement until `leaseUntil`: only one request or job
- * calls `settle` for an authorization at a time. Undefined when another holds it or it settled.
- */
-export async function claimPayment(db: Db, id: string, now: Date, leaseUntil: Date) {
+/** The payment settling or settled for this buyer's purchase of `version`: its one slot. */
+export async function findSlotHolder(db: Db, listingId: string, payer: string, version: string) {
   const [row] = await db
-    .update(payments)
-    .set({ leaseUntil, state: 'settling', attempts: sql`${payments.attempts} + 1`, updatedAt: now })
+    .select()
+    .from(payments)
     .where(
       and(
-        eq(payments.id, id),
-        inArray(payments.state, ['settling', 'failed']),
-        or(isNull(payments.leaseUntil), lt(payments.leaseUntil, now)),
+        eq(payments.listingId, listingId),
+        eq(payments.payer, payer),
+        eq(payments.version, version),
+        inArray(payments.state, ['settling', 'settled']),
+        eq(payments.duplicate, false),
       ),
-    )
-    .returning();
+    );
   return row;
+}
+
+export type Claim = { claimed: PaymentRow } | { busy: true } | { slotTaken: true };
+
+/**
+ * Takes the right to drive a payment's settlement until `leaseUntil`: only one request or job
+ * calls `settle` for an authorization at a time. `busy` when another holds it or it settled;
+ * `slotTaken` when the row had failed and another payment of its buyer for the same version is
+ * now settling or settled (the unique index refuses a second one).
+ */
+export async function claimPayment(db: Db, id: string, now: Date, leaseUntil: Date): Promise<Claim> {
+  try {
+    const [row] = await db
+      .update(payments)
+      .set({ leaseUntil, state: 'settling', attempts: sql`${payments.attempts} + 1`, updatedAt: now })
+      .where(
+        and(
+          eq(payments.id, id),
+          inArray(payments.state, ['settling', 'failed']),
+          or(isNull(payments.leaseUntil), lt(payments.leaseUntil, now)),
+        ),
+      )
+      .returning();
+    return row ? { claimed: row } : { busy: true };
+  } catch (error) {
+    if (isUniqueViolation(error)) return { slotTaken: true };
+    throw error;
+  }
 }
 
 /** Ends an attempt that did not settle; the row stays retryable. */
@@ -74,8 +101,15 @@ export async function releasePayment(
     .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])));
 }
 
-/** Marks the payment settled; undefined when it already was (someone else finished first). */
+/**
+ * Marks the payment settled; undefined when it already was (someone else finished first). A
+ * failed row whose buyer has meanwhile paid for the version with another authorization is still
+ * recorded, as a `duplicate`: the money arrived and must be accounted for (and refunded).
+ */
 export async function markSettled(db: Db, id: string, transaction: string, now: Date) {
+  const other = sql`exists (select 1 from ${payments} as other where other.listing_id = ${payments.listingId}
+    and other.payer = ${payments.payer} and other.version = ${payments.version} and other.id <> ${payments.id}
+    and other.state in ('settling', 'settled') and not other.duplicate)`;
   const [row] = await db
     .update(payments)
     .set({
@@ -85,6 +119,7 @@ export async function markSettled(db: Db, id: string, transaction: string, now: 
       leaseUntil: null,
       errorReason: null,
       updatedAt: now,
+      duplicate: sql`${payments.duplicate} or ${other}`,
     })
     .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])))
     .returning();
@@ -105,6 +140,31 @@ export async function unresolvedPayments(db: Db, idleSince: Date, now: Date, lim
     )
     .orderBy(asc(payments.updatedAt))
     .limit(limit);
+}
+
+/**
+ * Failed rows whose authorization may still be executed (by its payer, or a broadcast we did not
+ * hear of), so the chain is read once more for them; past `usableUntil` they stay failed.
+ */
+export async function recentlyFailedPayments(db: Db, idleSince: Date, usableAfter: Date, limit: number) {
+  return db
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.state, 'failed'),
+        lt(payments.updatedAt, idleSince),
+        gt(payments.validBefore, usableAfter),
+        ne(payments.errorReason, 'expired_unsettled'),
+      ),
+    )
+    .orderBy(asc(payments.updatedAt))
+    .limit(limit);
+}
+
+/** Marks a failed row as looked at, so the reconciler takes the next ones first. */
+export async function touchPayment(db: Db, id: string, now: Date): Promise<void> {
+  await db.update(payments).set({ updatedAt: now }).where(eq(payments.id, id));
 }
 
 // Purchases and entitlements

@@ -6,9 +6,10 @@ import type { FacilitatorClient } from '@x402/core/http';
  * A real HTTP x402 facilitator (POST /verify, POST /settle, GET /supported) in front of a working
  * one, that misbehaves on settle as told: `ok`; `fail` (500, nothing broadcast); `delay` (answers
  * after `delayMs`, for a settle that succeeds late); `lost` (settles on chain, then drops the
- * connection); `pending` (settles on chain, answers `settlement_pending`).
+ * connection, after `delayMs` when set); `pending` (settles on chain, answers `settlement_pending`); `refuse` (answers a
+ * definitive insufficient-balance refusal without broadcasting).
  */
-export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending';
+export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse';
 
 export interface FaultyFacilitator {
   url: string;
@@ -45,9 +46,20 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
       state.settles += 1;
       const mode = state.mode;
       if (mode === 'fail') return send(500, { error: 'facilitator unavailable' });
+      if (mode === 'refuse') {
+        return send(200, {
+          success: false,
+          errorReason: 'invalid_exact_evm_insufficient_balance',
+          transaction: '',
+          network: (body.paymentRequirements as { network: string }).network,
+        });
+      }
       const result = await inner.settle(body.paymentPayload, body.paymentRequirements);
       if (result.success) state.settled += 1;
-      if (mode === 'lost') return request.socket.destroy();
+      if (mode === 'lost') {
+        if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+        return request.socket.destroy();
+      }
       if (mode === 'pending')
         return send(200, { ...result, success: false, errorReason: 'settlement_pending' });
       if (mode === 'delay') await new Promise((resolve) => setTimeout(resolve, state.delayMs));

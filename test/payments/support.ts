@@ -123,7 +123,13 @@ export { walletSignatureHeader };
 export async function signAuthorization(
   paymentRequired: { accepts: { payTo: string; amount: string; asset: string }[] } & Record<string, unknown>,
   wallet: ReturnType<typeof newWallet>,
-  overrides: Partial<{ value: bigint; validAfter: bigint; validBefore: bigint; to: `0x${string}` }> = {},
+  overrides: Partial<{
+    value: bigint;
+    validAfter: bigint;
+    validBefore: bigint;
+    to: `0x${string}`;
+    nonce: `0x${string}`;
+  }> = {},
   signer: ReturnType<typeof newWallet> = wallet,
 ): Promise<string> {
   const accepted = paymentRequired.accepts[0]!;
@@ -134,7 +140,7 @@ export async function signAuthorization(
     value: overrides.value ?? BigInt(accepted.amount),
     validAfter: overrides.validAfter ?? 0n,
     validBefore: overrides.validBefore ?? now + 300n,
-    nonce: `0x${randomBytes(32).toString('hex')}` as `0x${string}`,
+    nonce: overrides.nonce ?? (`0x${randomBytes(32).toString('hex')}` as `0x${string}`),
   };
   const signature = await signer.signTypedData({
     domain: {

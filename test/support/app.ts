@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
+import { connectDatabase } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
 import { JOBS } from '../../src/jobs.js';
@@ -34,6 +36,11 @@ export interface TestAppOptions {
   extend?: (app: App, ctx: AppContext) => void | Promise<void>;
   /** Start the job queue with in-process workers: every domain's jobs, or the ones given. */
   jobs?: boolean | AnyJobSpec[];
+  /**
+   * PGlite on disk in `<dataDir>/db`, where `repo402 serve` keeps it, so a server process can be
+   * started on the same DATA_DIR after `close()`; the caller then removes `dataDir`.
+   */
+  onDisk?: boolean;
 }
 
 /** The real application on a database of its own, with a manual clock and quiet logs. */
@@ -45,7 +52,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const database = await openTestDatabase(options.backend ?? 'pglite');
+  const database = options.onDisk
+    ? await openDiskDatabase(path.join(dataDir, 'db'))
+    : await openTestDatabase(options.backend ?? 'pglite');
   const clock = new ManualClock();
   const pause = new PauseSwitch(database.db, config.paused);
   await pause.refresh();
@@ -83,7 +92,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await ctx.jobs?.stop(2000);
       redis?.disconnect();
       await database.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.onDisk) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function openDiskDatabase(dir: string): Promise<TestDatabase> {
+  const database = await connectDatabase({ kind: 'pglite', dataDir: dir });
+  await migrate(database);
+  return database;
 }

@@ -65,9 +65,24 @@ export const payments = pgTable(
     createdAt: at('created_at').notNull(),
     updatedAt: at('updated_at').notNull(),
     settledAt: at('settled_at'),
+    /**
+     * A payment for a version its payer had already paid for that reached the chain anyway: made
+     * before the one-payment-per-version rule existed (marked by migration 0007), or executed by
+     * the payer itself after we had refused it. Recorded and credited like any payment, flagged
+     * for a refund, and outside the rule's index.
+     */
+    duplicate: boolean('duplicate').notNull().default(false),
   },
   (table) => [
     uniqueIndex('payments_authorization').on(table.asset, table.payer, table.nonce),
+    /**
+     * One buyer pays at most once for one version of one listing: while a payment for it is
+     * settling or settled, a second authorization (another nonce, another process) cannot get a
+     * row, so it is never sent to the facilitator. A failed payment frees the slot.
+     */
+    uniqueIndex('payments_one_per_version')
+      .on(table.listingId, table.payer, table.version)
+      .where(sql`${table.state} in ('settling', 'settled') and not ${table.duplicate}`),
     index('payments_state').on(table.state, table.updatedAt),
   ],
 );
