@@ -101,11 +101,10 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
     '/api/auth/sessions/current',
     {
       config: limited,
-      preHandler: requireApiKey(ctx),
+      onRequest: requireApiKey(ctx),
       schema: {
         tags: ['auth'],
         summary: 'Sign out: revokes the session key this request carries',
-        security: [{ apiKey: [] }],
         response: {
           204: z.null().meta({ description: 'Signed out' }),
           ...errorResponses('invalid_request', 'invalid_key', 'rate_limited'),

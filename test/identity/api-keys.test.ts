@@ -111,7 +111,7 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
           app.get(
             '/test/guarded',
             {
-              preHandler: requireApiKey(ctx, 'releases:write'),
+              onRequest: requireApiKey(ctx, 'releases:write'),
               schema: {
                 response: {
                   200: z.object({ id: z.string(), handle: z.string(), kind: z.string() }),
