@@ -128,12 +128,22 @@ export const RotateKeyRequestSchema = WalletProofSchema.meta({ id: 'RotateKeyReq
 
 export const RotateKeyResponseSchema = z
   .object({
-    api_key: z
-      .string()
-      .meta({ description: 'The new agent key, shown once; the old one is already revoked' }),
+    api_key: z.string().meta({
+      description: 'The new agent key, shown once; every other key of the creator is already revoked',
+    }),
     handle: z.string(),
     scopes: ScopesSchema,
     created_at: z.iso.datetime(),
+    revoked: z
+      .object({
+        agent_keys: z.number().int().nonnegative().meta({ description: 'Agent keys that worked until now' }),
+        web_sessions: z
+          .number()
+          .int()
+          .nonnegative()
+          .meta({ description: 'Unexpired web session keys (signed-in browsers) that worked until now' }),
+      })
+      .meta({ description: 'What the rotation revoked: every key of the creator but the new one' }),
   })
   .meta({ id: 'RotateKeyResponse' });
 

@@ -84,4 +84,13 @@ describe('identity routes in the OpenAPI document', () => {
     }
   });
 
+  it('says in the rotation response what the rotation revoked', () => {
+    const rotation = schemas.RotateKeyResponse as {
+      required: string[];
+      properties: { revoked: { required: string[]; properties: Record<string, { type: string }> } };
+    };
+    expect(rotation.required).toContain('revoked');
+    expect(rotation.properties.revoked.required).toEqual(['agent_keys', 'web_sessions']);
+    expect(rotation.properties.revoked.properties.web_sessions!.type).toBe('integer');
+  });
 });
