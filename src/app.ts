@@ -9,6 +9,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
+import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerListingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
@@ -83,6 +84,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   await installCors(app);
   await installRateLimits(app, ctx.redis);
+  // After the rate limits, so that a guessed key counts against the limit before it is looked up.
+  authenticateKeyRoutesFirst(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -9,6 +9,11 @@ export async function insertApiKey(db: Db, row: typeof apiKeys.$inferInsert): Pr
   return inserted!;
 }
 
+/** Not revoked, and not expired at `at`. */
+function live(at: Date) {
+  return and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, at)));
+}
+
 /** The live key with this hash and its creator: not revoked, not expired at `at`. */
 export async function findLiveKey(db: Db, keyHash: string, at: Date) {
   const [row] = await db
@@ -22,21 +27,18 @@ export async function findLiveKey(db: Db, keyHash: string, at: Date) {
     })
     .from(apiKeys)
     .innerJoin(creators, eq(creators.id, apiKeys.creatorId))
-    .where(
-      and(
-        eq(apiKeys.keyHash, keyHash),
-        isNull(apiKeys.revokedAt),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, at)),
-      ),
-    );
+    .where(and(eq(apiKeys.keyHash, keyHash), live(at)));
   return row;
 }
 
-export async function revokeKeysOfKind(db: Db, creatorId: string, kind: ApiKeyRow['kind'], at: Date) {
-  await db
+/** Revokes every key of the creator live at `at`; returns the kind of each key revoked. */
+export async function revokeLiveKeys(db: Db, creatorId: string, at: Date): Promise<ApiKeyRow['kind'][]> {
+  const rows = await db
     .update(apiKeys)
     .set({ revokedAt: at })
-    .where(and(eq(apiKeys.creatorId, creatorId), eq(apiKeys.kind, kind), isNull(apiKeys.revokedAt)));
+    .where(and(eq(apiKeys.creatorId, creatorId), live(at)))
+    .returning({ kind: apiKeys.kind });
+  return rows.map((row) => row.kind);
 }
 
 export async function revokeKey(db: Db, keyId: string, at: Date): Promise<void> {

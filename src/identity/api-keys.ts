@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError } from '../platform/errors.js';
 import { newSecret, sha256Hex } from '../platform/tokens.js';
-import { findLiveKey, insertApiKey, revokeKey, revokeKeysOfKind } from './api-key-store.js';
+import { findLiveKey, insertApiKey, revokeKey, revokeLiveKeys } from './api-key-store.js';
 import { CURRENT_SCOPES, type Scope } from './scopes.js';
 
 export const API_KEY_PREFIX = 'r402_';
@@ -50,10 +50,31 @@ export async function issueApiKey(
   return { id: row.id, apiKey, kind: row.kind, scopes: row.scopes, createdAt: row.createdAt, expiresAt };
 }
 
-/** Revokes the creator's agent key(s) and issues a new one with every current scope, atomically. */
-export async function replaceAgentKey(db: Db, creatorId: string, at: Date): Promise<IssuedApiKey> {
-  await revokeKeysOfKind(db, creatorId, 'agent', at);
-  return issueApiKey(db, { creatorId, kind: 'agent', at });
+/** What a rotation revoked: the keys that still worked until it. */
+export interface RevokedKeys {
+  agentKeys: number;
+  webSessions: number;
+}
+
+/**
+ * Rotation, the answer to a leaked key: revokes every live key of the creator, agent keys and web
+ * session keys alike, and issues one agent key with every current scope. Run it in one
+ * transaction holding the creator's row lock, so no key issued concurrently outlives it.
+ */
+export async function replaceAllKeys(
+  db: Db,
+  creatorId: string,
+  at: Date,
+): Promise<{ key: IssuedApiKey; revoked: RevokedKeys }> {
+  const kinds = await revokeLiveKeys(db, creatorId, at);
+  const key = await issueApiKey(db, { creatorId, kind: 'agent', at });
+  return {
+    key,
+    revoked: {
+      agentKeys: kinds.filter((kind) => kind === 'agent').length,
+      webSessions: kinds.filter((kind) => kind === 'session').length,
+    },
+  };
 }
 
 export function revokeApiKey(db: Db, keyId: string, at: Date): Promise<void> {

@@ -12,7 +12,7 @@ import {
   SessionRequestSchema,
   SessionResponseSchema,
 } from './schemas.js';
-import { endSession, rotateAgentKey, startSession } from './wallet-auth.js';
+import { endSession, rotateKeys, startSession } from './wallet-auth.js';
 
 export function registerAuthRoutes(app: App, ctx: AppContext): void {
   const limited = rateLimitConfig(ctx.config, 'auth');
@@ -50,7 +50,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags: ['auth'],
         summary:
-          'A new agent key for the creator whose payout address in force signed a rotate_key challenge; the old key is revoked at once',
+          'A new agent key for the creator whose payout address in force signed a rotate_key challenge; every other agent key and web session of the creator is revoked at once',
         body: RotateKeyRequestSchema,
         response: {
           200: RotateKeyResponseSchema,
@@ -59,13 +59,14 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { creator, key } = await rotateAgentKey(ctx, request.body);
+      const { creator, key, revoked } = await rotateKeys(ctx, request.body);
       reply.header('cache-control', 'no-store');
       return {
         api_key: key.apiKey,
         handle: creator.handle,
         scopes: key.scopes,
         created_at: key.createdAt.toISOString(),
+        revoked: { agent_keys: revoked.agentKeys, web_sessions: revoked.webSessions },
       };
     },
   );
@@ -101,11 +102,10 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
     '/api/auth/sessions/current',
     {
       config: limited,
-      preHandler: requireApiKey(ctx),
+      onRequest: requireApiKey(ctx),
       schema: {
         tags: ['auth'],
         summary: 'Sign out: revokes the session key this request carries',
-        security: [{ apiKey: [] }],
         response: {
           204: z.null().meta({ description: 'Signed out' }),
           ...errorResponses('invalid_request', 'invalid_key', 'rate_limited'),

@@ -80,11 +80,10 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
     '/api/creators/me',
     {
       config: creatorLimit,
-      preHandler: requireApiKey(ctx),
+      onRequest: requireApiKey(ctx),
       schema: {
         tags: ['creator'],
         summary: 'The calling creator: values in force and pending changes',
-        security: [{ apiKey: [] }],
         response: { 200: CreatorSchema, ...errorResponses('invalid_key', 'rate_limited') },
       },
     },
@@ -99,12 +98,11 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
     '/api/creators/me',
     {
       config: creatorLimit,
-      preHandler: requireApiKey(ctx, 'account:write'),
+      onRequest: requireApiKey(ctx, 'account:write'),
       schema: {
         tags: ['creator'],
         summary:
           'Request a payout address or abuse contact change, signed by the payout address in force; it takes effect 48 hours later',
-        security: [{ apiKey: [] }],
         body: UpdateCreatorRequestSchema,
         response: {
           200: UpdateCreatorResponseSchema,

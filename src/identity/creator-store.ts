@@ -15,6 +15,11 @@ export async function insertCreator(
   return inserted;
 }
 
+/** Locks the creator's row until the transaction ends: key issuance and rotation take turns. */
+export async function lockCreator(db: Db, creatorId: string): Promise<void> {
+  await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
+}
+
 export async function findCreatorById(db: Db, id: string): Promise<CreatorRow | undefined> {
   const [row] = await db.select().from(creators).where(eq(creators.id, id));
   return row;

@@ -1,5 +1,6 @@
 import { type Address, getAddress, isAddress } from 'viem';
 import { z } from 'zod';
+import { singleLineText } from '../platform/text-fields.js';
 import { isReservedHandle, NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from './handles.js';
 import { CURRENT_SCOPES } from './scopes.js';
 
@@ -33,8 +34,8 @@ export const PurposeSchema = z.enum(CHALLENGE_PURPOSES);
 /** Contents are checked by signature verification, which answers with the route's own code. */
 export const SignedChallengeSchema = z
   .strictObject({
-    nonce: z.string().max(128),
-    signature: z.string().max(20_000).meta({ description: '0x-prefixed hex signature of `message`' }),
+    nonce: singleLineText().max(128),
+    signature: singleLineText().max(20_000).meta({ description: '0x-prefixed hex signature of `message`' }),
   })
   .meta({ id: 'SignedChallenge', description: 'A signature over the `message` of a challenge' });
 
@@ -86,11 +87,11 @@ export const CreateCreatorRequestSchema = z
   .strictObject({
     handle: HandleSchema,
     payout_address: AddressSchema,
-    accepted_terms_version: z.string().max(64).meta({ description: 'The `version` of GET /api/terms' }),
+    accepted_terms_version: singleLineText().max(64).meta({ description: 'The `version` of GET /api/terms' }),
     address_proof: SignedChallengeSchema.optional().meta({
       description: 'Signed `address_proof` challenge from `payout_address`; required',
     }),
-    invite_code: z.string().max(200).optional().meta({ description: 'Required in this version' }),
+    invite_code: singleLineText().max(200).optional().meta({ description: 'Required in this version' }),
     abuse_contact: AbuseContactSchema,
   })
   .meta({ id: 'CreateCreatorRequest' });
@@ -119,8 +120,8 @@ export const UpdateCreatorResponseSchema = CreatorSchema.meta({ id: 'UpdateCreat
 export const WalletProofSchema = z
   .strictObject({
     address: AddressSchema,
-    nonce: z.string().max(128),
-    signature: z.string().max(20_000),
+    nonce: singleLineText().max(128),
+    signature: singleLineText().max(20_000),
   })
   .meta({ id: 'WalletProof', description: 'A signed challenge and the address that signed it' });
 
@@ -128,12 +129,22 @@ export const RotateKeyRequestSchema = WalletProofSchema.meta({ id: 'RotateKeyReq
 
 export const RotateKeyResponseSchema = z
   .object({
-    api_key: z
-      .string()
-      .meta({ description: 'The new agent key, shown once; the old one is already revoked' }),
+    api_key: z.string().meta({
+      description: 'The new agent key, shown once; every other key of the creator is already revoked',
+    }),
     handle: z.string(),
     scopes: ScopesSchema,
     created_at: z.iso.datetime(),
+    revoked: z
+      .object({
+        agent_keys: z.number().int().nonnegative().meta({ description: 'Agent keys that worked until now' }),
+        web_sessions: z
+          .number()
+          .int()
+          .nonnegative()
+          .meta({ description: 'Unexpired web session keys (signed-in browsers) that worked until now' }),
+      })
+      .meta({ description: 'What the rotation revoked: every key of the creator but the new one' }),
   })
   .meta({ id: 'RotateKeyResponse' });
 

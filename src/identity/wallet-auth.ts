@@ -4,10 +4,12 @@ import {
   type AuthenticatedCreator,
   type IssuedApiKey,
   issueApiKey,
-  replaceAgentKey,
+  type RevokedKeys,
+  replaceAllKeys,
   revokeApiKey,
 } from './api-keys.js';
 import { type ChallengePurpose, consumeChallenge, refusedAs, verifyChallenge } from './challenges.js';
+import { lockCreator } from './creator-store.js';
 import { type CreatorRef, findCreatorByPayoutAddress } from './creators.js';
 import type { WalletProof } from './wallet-signature.js';
 
@@ -18,18 +20,25 @@ export interface KeyForCreator {
 
 /**
  * Key rotation: a `rotate_key` signature from the payout address in force is the credential (no
- * Authorization header). The old agent key is revoked in the same transaction that issues the new
- * one, which carries every current scope.
+ * Authorization header). Every agent key and web session of the creator is revoked in the same
+ * transaction that issues the new agent key, which carries every current scope.
  */
-export function rotateAgentKey(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
-  return withWalletProof(ctx, proof, 'rotate_key', (tx, creator, at) => replaceAgentKey(tx, creator.id, at));
+export async function rotateKeys(
+  ctx: AppContext,
+  proof: WalletProof,
+): Promise<KeyForCreator & { revoked: RevokedKeys }> {
+  const { creator, result } = await withWalletProof(ctx, proof, 'rotate_key', (tx, creator, at) =>
+    replaceAllKeys(tx, creator.id, at),
+  );
+  return { creator, ...result };
 }
 
 /** Web sign-in: a `wallet_ownership` signature from the payout address in force gives a 12-hour session key. */
-export function startSession(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
-  return withWalletProof(ctx, proof, 'wallet_ownership', (tx, creator, at) =>
+export async function startSession(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
+  const { creator, result } = await withWalletProof(ctx, proof, 'wallet_ownership', (tx, creator, at) =>
     issueApiKey(tx, { creatorId: creator.id, kind: 'session', at }),
   );
+  return { creator, key: result };
 }
 
 /** Sign-out: revokes the session key the request was made with. */
@@ -43,12 +52,13 @@ export async function endSession(ctx: AppContext, creator: AuthenticatedCreator)
   await revokeApiKey(ctx.database.db, creator.key.id, ctx.clock.now());
 }
 
-async function withWalletProof(
+/** Verifies the signed challenge, then uses it up and runs `issue` in one transaction holding the creator's lock. */
+async function withWalletProof<T>(
   ctx: AppContext,
   proof: WalletProof,
   purpose: ChallengePurpose,
-  issue: (tx: AppContext['database']['db'], creator: CreatorRef, at: Date) => Promise<IssuedApiKey>,
-): Promise<KeyForCreator> {
+  issue: (tx: AppContext['database']['db'], creator: CreatorRef, at: Date) => Promise<T>,
+): Promise<{ creator: CreatorRef; result: T }> {
   const challenge = await verifyChallenge(
     ctx,
     { nonce: proof.nonce, signature: proof.signature },
@@ -61,9 +71,10 @@ async function withWalletProof(
       message: 'No creator has this address as its payout address in force',
     });
   }
-  const key = await ctx.database.db.transaction(async (tx) => {
+  const result = await ctx.database.db.transaction(async (tx) => {
+    await lockCreator(tx, creator.id);
     await consumeChallenge(tx, challenge, at).catch(refusedAs('invalid_signature'));
     return issue(tx, creator, at);
   });
-  return { creator, key };
+  return { creator, result };
 }

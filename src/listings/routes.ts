@@ -35,7 +35,6 @@ const DEFAULT_PAGE_SIZE = 50;
 
 export function registerListingRoutes(app: App, ctx: AppContext): void {
   const config = rateLimitConfig(ctx.config, 'creator');
-  const security = [{ apiKey: [] }];
   const read = requireApiKey(ctx, 'listings:read');
   const write = requireApiKey(ctx, 'listings:write');
 
@@ -57,11 +56,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: 'Create a draft listing; hosted: provisions the repository and adds the deploy key',
-        security,
         body: CreateListingRequestSchema,
         response: {
           201: ListingSchema,
@@ -100,11 +98,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings',
     {
       config,
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: ['creator'],
         summary: "The caller's listings, newest first",
-        security,
         querystring: ListQuerySchema,
         response: {
           200: ListingListSchema,
@@ -137,11 +134,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id',
     {
       config,
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: ['creator'],
         summary: "One of the caller's listings, with the full scan report of its head releases",
-        security,
         params: ListingIdParamsSchema,
         response: {
           200: ListingSchema,
@@ -166,11 +162,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: 'Change price, update price, description or trigger hint; prices apply to future purchases',
-        security,
         params: ListingIdParamsSchema,
         body: UpdateListingRequestSchema,
         response: {
@@ -203,11 +198,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: 'Retire the listing (terminal); holders keep their versions, the release log stays',
-        security,
         params: ListingIdParamsSchema,
         response: {
           200: RetireResponseSchema,
@@ -238,11 +232,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id/ssh-key',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: "Replace a hosted listing's deploy key; the old key stops working at once",
-        security,
         params: ListingIdParamsSchema,
         body: SshKeyRequestSchema,
         response: {
@@ -274,11 +267,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id/publish',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: 'Publish a draft: it goes on sale at its latest passing release',
-        security,
         params: ListingIdParamsSchema,
         response: {
           200: ListingSchema,
@@ -308,11 +300,10 @@ export function registerListingRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id/licence',
     {
       config,
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: ['creator'],
         summary: 'Commit an allow-listed LICENSE to main of a hosted listing (pull before your next push)',
-        security,
         params: ListingIdParamsSchema,
         body: LicenceRequestSchema,
         response: {

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from '../identity/handles.js';
 import { MicroUsdc, MicroUsdcInput } from '../platform/money.js';
+import { multiLineText, singleLineText } from '../platform/text-fields.js';
 import { ReleaseSchema } from '../releases/views.js';
+import { scanHiddenUnicode } from '../scan/hidden-unicode.js';
 import { LICENCES } from './licence-texts.js';
 
 export const SlugSchema = z
@@ -11,8 +13,8 @@ export const SlugSchema = z
   .regex(NAME_PATTERN, NAME_RULE)
   .meta({ description: `The listing's name in URLs, unique per owner: ${NAME_RULE}; 3–39 characters` });
 
-const SshPublicKeySchema = z
-  .string()
+// Several lines only so that a pasted key keeps its trailing newline; the parser refuses any other break.
+const SshPublicKeySchema = multiLineText()
   .max(16_384)
   .meta({
     description:
@@ -20,16 +22,29 @@ const SshPublicKeySchema = z
     examples: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIL0… me@laptop'],
   });
 
-export const DescriptionSchema = z
-  .string()
-  .max(5000)
-  .refine((value) => value.trim().length > 0, 'must not be empty')
-  .meta({ description: 'What the repository is, for buyers (self-reported)' });
-export const TriggerHintSchema = z
-  .string()
-  .max(1000)
-  .refine((value) => value.trim().length > 0, 'must not be empty')
-  .meta({ description: 'When an agent should reach for it (self-reported)' });
+/**
+ * Self-reported text is shown to buyers and read by their agents, so it may not hide anything
+ * from the people reviewing it: the hidden Unicode a release's scan blocks in a text file (bidi
+ * controls, tag characters, runs of zero-width characters or variation selectors) is refused
+ * here by the same rules. Text in right-to-left scripts, emoji sequences and single joiners pass.
+ */
+function selfReportedText(maxLength: number) {
+  return multiLineText()
+    .max(maxLength)
+    .refine((value) => value.trim().length > 0, 'must not be empty')
+    .superRefine((value, ctx) => {
+      const hidden = scanHiddenUnicode('', value).find((finding) => finding.tier === 'blocking');
+      if (hidden)
+        ctx.addIssue({ code: 'custom', message: `hidden Unicode: ${hidden.description}`, input: value });
+    });
+}
+
+export const DescriptionSchema = selfReportedText(5000).meta({
+  description: 'What the repository is, for buyers (self-reported)',
+});
+export const TriggerHintSchema = selfReportedText(1000).meta({
+  description: 'When an agent should reach for it (self-reported)',
+});
 
 const optionalListingFields = {
   price_micro: MicroUsdcInput.optional().meta({
@@ -79,8 +94,7 @@ export const SshKeyRequestSchema = z
 export const ListingIdParamsSchema = z.strictObject({ id: z.uuid('expected a UUID') });
 
 export const ListQuerySchema = z.strictObject({
-  cursor: z
-    .string()
+  cursor: singleLineText()
     .max(512)
     .optional()
     .meta({ description: 'Opaque; the `next_cursor` of the previous page' }),

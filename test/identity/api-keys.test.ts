@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiKeys } from '../../src/db/schema/index.js';
@@ -8,7 +8,14 @@ import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
 import { errorResponses } from '../../src/platform/http-schemas.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { bearer, expectError, newWallet, registerCreator, signedChallenge } from './support.js';
+import {
+  bearer,
+  expectError,
+  newWallet,
+  type RegisteredCreator,
+  registerCreator,
+  signedChallenge,
+} from './support.js';
 
 describe.each(BACKENDS)('API keys on %s', (backend) => {
   let t: TestApp;
@@ -42,6 +49,7 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
       handle: creator.handle,
       scopes: [...CURRENT_SCOPES],
       created_at: t.clock.now().toISOString(),
+      revoked: { agent_keys: 1, web_sessions: 0 },
     });
     expect(body.api_key).not.toBe(creator.apiKey);
 
@@ -111,7 +119,7 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
           app.get(
             '/test/guarded',
             {
-              preHandler: requireApiKey(ctx, 'releases:write'),
+              onRequest: requireApiKey(ctx, 'releases:write'),
               schema: {
                 response: {
                   200: z.object({ id: z.string(), handle: z.string(), kind: z.string() }),
@@ -156,20 +164,71 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
       expect(res.statusCode).toBe(200);
     });
 
-    it('keeps web sessions but revokes every agent key', async () => {
+    it('revokes every agent key and every web session of the creator, and says how many', async () => {
       t = await createTestApp({ backend });
       const creator = await registerCreator(t);
-      const session = await signIn({
-        address: creator.wallet.address,
-        ...(await signedChallenge(t, creator.wallet, 'wallet_ownership')),
+      const other = await registerCreator(t);
+      const signInAs = async (who: RegisteredCreator) =>
+        (
+          await signIn({
+            address: who.wallet.address,
+            ...(await signedChallenge(t, who.wallet, 'wallet_ownership')),
+          })
+        ).json().api_key as string;
+      // An expired session is dead already: rotation neither counts nor touches it.
+      const expired = await signInAs(creator);
+      t.clock.advance(SESSION_TTL_MS);
+      const older = await issueApiKey(t.ctx.database.db, {
+        creatorId: creator.id,
+        kind: 'agent',
+        at: t.clock.now(),
+        scopes: ['listings:read'],
       });
-      await rotate({
+      const sessions = [await signInAs(creator), await signInAs(creator)];
+      const othersSession = await signInAs(other);
+
+      const res = await rotate({
         address: creator.wallet.address,
         ...(await signedChallenge(t, creator.wallet, 'rotate_key')),
       });
-      expect((await me(bearer(session.json().api_key))).statusCode).toBe(200);
-      const live = await t.ctx.database.db.select().from(apiKeys).where(eq(apiKeys.kind, 'agent'));
-      expect(live.filter((key) => key.revokedAt === null)).toHaveLength(1);
+      expect(res.statusCode, res.body).toBe(200);
+      const { api_key: fresh, revoked } = res.json();
+      expect(revoked).toEqual({ agent_keys: 2, web_sessions: 2 });
+
+      for (const key of [creator.apiKey, older.apiKey, ...sessions, expired]) {
+        expectError(await me(bearer(key)), 401, 'invalid_key');
+      }
+      expect((await me(bearer(fresh))).statusCode).toBe(200);
+      const rows = await t.ctx.database.db.select().from(apiKeys).where(eq(apiKeys.creatorId, creator.id));
+      expect(rows.filter((row) => row.revokedAt === null && row.kind === 'agent')).toHaveLength(1);
+      expect(rows.filter((row) => row.kind === 'session' && row.revokedAt === null)).toHaveLength(1);
+      // Another creator's keys are untouched, and signing in again works after a rotation.
+      expect((await me(bearer(other.apiKey))).statusCode).toBe(200);
+      expect((await me(bearer(othersSession))).statusCode).toBe(200);
+      expect((await me(bearer(await signInAs(creator)))).statusCode).toBe(200);
+    });
+
+    it('leaves exactly one live key when two rotations race', async () => {
+      t = await createTestApp({ backend });
+      const creator = await registerCreator(t);
+      const proofs = await Promise.all([
+        signedChallenge(t, creator.wallet, 'rotate_key'),
+        signedChallenge(t, creator.wallet, 'rotate_key'),
+      ]);
+      const answers = await Promise.all(
+        proofs.map((proof) => rotate({ address: creator.wallet.address, ...proof })),
+      );
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+      const live = await t.ctx.database.db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.creatorId, creator.id), isNull(apiKeys.revokedAt)));
+      expect(live).toHaveLength(1);
+      const working = [];
+      for (const answer of answers) {
+        if ((await me(bearer(answer.json().api_key))).statusCode === 200) working.push(answer);
+      }
+      expect(working).toHaveLength(1);
     });
 
     it('answers 404 for an address that is no creator’s payout address', async () => {

@@ -55,9 +55,10 @@ describe('identity routes in the OpenAPI document', () => {
     expect(codes(paths['/api/auth/rotate-key']!.post!)).toMatchObject({ 401: '`invalid_signature`' });
   });
 
-  it('marks key routes with the bearer scheme, and registration and rotation without one', () => {
+  it('marks key routes with the bearer scheme and the scope they need, and registration and rotation without one', () => {
     expect(paths['/api/creators/me']!.get!.security).toEqual([{ apiKey: [] }]);
-    expect(paths['/api/creators/me']!.patch!.security).toEqual([{ apiKey: [] }]);
+    expect(paths['/api/creators/me']!.patch!.security).toEqual([{ apiKey: ['account:write'] }]);
+    expect(paths['/api/auth/sessions/current']!.delete!.security).toEqual([{ apiKey: [] }]);
     expect(paths['/api/creators']!.post!.security).toBeUndefined();
     expect(paths['/api/auth/rotate-key']!.post!.security).toBeUndefined();
   });
@@ -81,5 +82,15 @@ describe('identity routes in the OpenAPI document', () => {
     ]) {
       expect(schemas[name], name).toBeDefined();
     }
+  });
+
+  it('says in the rotation response what the rotation revoked', () => {
+    const rotation = schemas.RotateKeyResponse as {
+      required: string[];
+      properties: { revoked: { required: string[]; properties: Record<string, { type: string }> } };
+    };
+    expect(rotation.required).toContain('revoked');
+    expect(rotation.properties.revoked.required).toEqual(['agent_keys', 'web_sessions']);
+    expect(rotation.properties.revoked.properties.web_sessions!.type).toBe('integer');
   });
 });

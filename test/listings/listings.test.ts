@@ -333,6 +333,46 @@ describe.each(BACKENDS)('listing routes on %s', (backend) => {
       expectError(await send('PATCH', `/api/listings/${listing.id}`, body), 400, 'invalid_request');
     });
 
+    it.each([
+      ['a NUL', 'A toolkit\u0000', /control character U\+0000/],
+      ['a lone surrogate', 'A toolkit \ud83d', /lone UTF-16 surrogate \(U\+D83D\)/],
+      ['an escape sequence', 'A \u001b[31mred\u001b[0m toolkit', /control character U\+001B/],
+      ['a right-to-left override', 'Safe \u202eexe.txt', /hidden Unicode: Bidirectional control/],
+      ['smuggled tag characters', 'A toolkit\u{e0049}\u{e0047}\u{e004e}', /hidden Unicode: .*"IGN"/],
+    ])(
+      'refuses %s in description and trigger_hint, on creation and on PATCH, naming the field',
+      async (_name, text, reason) => {
+        const listing = await createHostedListing(t, alice.apiKey, keys.ed25519.publicKey);
+        for (const field of ['description', 'trigger_hint']) {
+          for (const res of [
+            await send('PATCH', `/api/listings/${listing.id}`, { [field]: text }),
+            await createListingRequest(t, alice.apiKey, {
+              source: 'hosted',
+              slug: uniqueSlug(),
+              ssh_public_key: keys.ed25519.publicKey,
+              [field]: text,
+            }),
+          ]) {
+            expectError(res, 400, 'invalid_request');
+            expect(res.json().details.issues).toEqual([{ field, reason: expect.stringMatching(reason) }]);
+          }
+        }
+        expect((await get(`/api/listings/${listing.id}`)).json()).toMatchObject({
+          description: '',
+          trigger_hint: '',
+        });
+      },
+    );
+
+    it('keeps lines, tabs, right-to-left text, emoji and joiners exactly as sent', async () => {
+      const listing = await createHostedListing(t, alice.apiKey, keys.ed25519.publicKey);
+      const description = 'Tools\r\n\tfor שלום (\u200fRTL\u200f) and 👩‍👩‍👧 families\n';
+      const trigger_hint = 'When the user says “zip it” 🗜️';
+      const res = await send('PATCH', `/api/listings/${listing.id}`, { description, trigger_hint });
+      expect(res.statusCode, res.body).toBe(200);
+      expect((await get(`/api/listings/${listing.id}`)).json()).toMatchObject({ description, trigger_hint });
+    });
+
     it('retires once: every later change answers 410 retired, GET still shows it', async () => {
       const listing = await createHostedListing(t, alice.apiKey, keys.ed25519.publicKey);
       const res = await send('DELETE', `/api/listings/${listing.id}`);
