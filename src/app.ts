@@ -53,6 +53,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 512 },
+    // A client that is slow to send its request (or sends nothing) is answered by the
+    // clientErrorHandler and closed. These bound receiving only: a long download or an MCP
+    // notification stream is a response, and no inactivity timeout (connectionTimeout) cuts it.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.http.headersTimeoutMs,
+      // Node checks the request and headers timeouts on this tick (every 30 s by default).
+      connectionsCheckingInterval: 1000,
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -116,6 +116,18 @@ const EnvSchema = z.object({
     .optional(),
   /** Interface the SSH server listens on; defaults to HOST. */
   SSH_LISTEN_HOST: z.string().min(1).optional(),
+  /** A connection must authenticate within this time from connecting (like OpenSSH's LoginGraceTime). */
+  SSH_HANDSHAKE_TIMEOUT_SECONDS: positiveInt.max(600).default(10),
+  /** An authenticated connection with no bytes in either direction for this long is closed. */
+  SSH_IDLE_TIMEOUT_SECONDS: positiveInt.max(86_400).default(300),
+  /** Open SSH connections, overall and per client address (an IPv6 client's /64). */
+  SSH_MAX_CONNECTIONS: positiveInt.max(100_000).default(256),
+  SSH_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(10),
+  /** Time for a request's headers, and for the whole request with its body, to arrive. */
+  HTTP_HEADERS_TIMEOUT_SECONDS: positiveInt.max(3600).default(10),
+  HTTP_REQUEST_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
+  /** How long an idle kept-alive HTTP connection waits for its next request. */
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: positiveInt.max(3600).default(5),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: url(['http:', 'https:']).optional(),
@@ -166,10 +178,21 @@ export interface Config {
   /** Outgoing mail (outbox); without `smtpUrl` messages are logged and kept in the database. */
   mail: { smtpUrl?: string; from: string };
   payments: PaymentsConfig;
-  /** Hosted git over SSH: the host in remotes and the interface to listen on. */
-  ssh: { publicHost: string; listenHost: string };
+  /** Hosted git over SSH: the host in remotes, the interface to listen on, and connection limits. */
+  ssh: SshConfig;
+  /** How long a client may take to send a request, and to come back on a kept-alive connection. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** S3-compatible blob storage; unset means blobs live under DATA_DIR/blobs. */
   s3?: S3Config;
+}
+
+export interface SshConfig {
+  publicHost: string;
+  listenHost: string;
+  handshakeTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
 }
 
 export interface PaymentsConfig {
@@ -250,6 +273,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
   }
+  if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError([
+      'HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
+    ]);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -298,6 +326,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ssh: {
       publicHost: e.SSH_HOST ?? new URL(e.BASE_URL ?? 'http://localhost').hostname,
       listenHost: e.SSH_LISTEN_HOST ?? e.HOST,
+      handshakeTimeoutMs: e.SSH_HANDSHAKE_TIMEOUT_SECONDS * 1000,
+      idleTimeoutMs: e.SSH_IDLE_TIMEOUT_SECONDS * 1000,
+      maxConnections: e.SSH_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.SSH_MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
     s3: e.S3_BUCKET
       ? {

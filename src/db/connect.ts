@@ -5,7 +5,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
-import lockfile from 'proper-lockfile';
+import { LockHeldError, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -98,12 +98,10 @@ async function connectPglite(
   if (target.kind === 'pglite') {
     await mkdir(target.dataDir, { recursive: true });
     // PGlite has no cross-process locking of its own; two processes on one data directory corrupt it.
-    release = await lockfile
-      .lock(target.dataDir, { lockfilePath: `${target.dataDir}.lock`, stale: 15_000, update: 5_000 })
-      .catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ELOCKED') throw new DatabaseBusyError(path.dirname(target.dataDir));
-        throw error;
-      });
+    release = await lockDataDir(`${target.dataDir}.lock`).catch((error: unknown) => {
+      if (error instanceof LockHeldError) throw new DatabaseBusyError(path.dirname(target.dataDir));
+      throw error;
+    });
     client = new PGlite({ dataDir: target.dataDir });
   } else {
     client = new PGlite(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});

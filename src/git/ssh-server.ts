@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { isKnownDeployKey, listingForDeployKey } from '../listings/deploy-keys.js';
 import { cutPushedTags } from '../releases/cuts.js';
+import { ConnectionGate } from './connection-gate.js';
 import { loadHostKeys } from './host-keys.js';
 import { installHooks, repoPath } from './repos.js';
 import { gitEnv } from './run-git.js';
@@ -25,6 +26,11 @@ const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]
  * two commands, `git-upload-pack` and `git-receive-pack`, on the one repository the key belongs
  * to. No shell, pty, sftp, port forwarding or other command. After a successful push, new
  * `vX.Y.Z` tags are claimed and their cuts queued.
+ *
+ * Every connection costs a file descriptor the HTTP API needs too, so none is kept for free:
+ * connections over the total or per-address cap are closed before any SSH work, a connection
+ * must authenticate within the handshake deadline, and an authenticated one is closed after the
+ * idle timeout with no bytes either way.
  */
 export async function startSshServer(
   ctx: AppContext,
@@ -33,10 +39,54 @@ export async function startSshServer(
   const hostKeys = await loadHostKeys(ctx.config.dataDir);
   const hooks = await installHooks(ctx.config);
   const log = ctx.log.child({ component: 'ssh' });
-  const clients = new Set<ssh2.Connection>();
-  const server = new Server({ hostKeys: hostKeys.map((key) => key.privateKey) }, (client) => {
-    clients.add(client);
-    client.on('close', () => clients.delete(client));
+  const limits = ctx.config.ssh;
+  const gate = new ConnectionGate(
+    { total: limits.maxConnections, perAddress: limits.maxConnectionsPerAddress },
+    log,
+  );
+  /** Admitted connections by TCP peer (`ip port`), which is how ssh2 names them to us. */
+  const connections = new Map<
+    string,
+    { socket: Socket; handshakeDeadline: NodeJS.Timeout; client?: ssh2.Connection }
+  >();
+  const server = new Server(
+    {
+      hostKeys: hostKeys.map((key) => key.privateKey),
+      // ssh2 pings authenticated clients; a ping is traffic and would keep an idle session open
+      // forever, so it comes less often than the idle timeout, which also ends dead peers.
+      keepaliveInterval: 2 * limits.idleTimeoutMs,
+    },
+    (client, info) => {
+      const connection = connections.get(`${info.ip} ${info.port}`);
+      if (!connection) return client.end();
+      connection.client = client;
+      client.once('ready', () => {
+        clearTimeout(connection.handshakeDeadline);
+        connection.socket.setTimeout(limits.idleTimeoutMs, () => {
+          log.debug({ address: info.ip }, 'ssh session idle; closing');
+          connection.socket.destroy();
+        });
+      });
+      serveClient(client);
+    },
+  );
+  const listener = net.createServer((socket) => {
+    if (!gate.admit(socket)) return;
+    const peer = `${socket.remoteAddress} ${socket.remotePort}`;
+    // Absolute, not an inactivity timer: a client trickling bytes gets no longer than a silent one.
+    const handshakeDeadline = setTimeout(() => {
+      log.debug({ address: socket.remoteAddress }, 'ssh handshake not completed in time; closing');
+      socket.destroy();
+    }, limits.handshakeTimeoutMs);
+    connections.set(peer, { socket, handshakeDeadline });
+    socket.once('close', () => {
+      clearTimeout(handshakeDeadline);
+      connections.delete(peer);
+    });
+    server.injectSocket(socket);
+  });
+
+  function serveClient(client: ssh2.Connection): void {
     let fingerprint: string | undefined;
     client.on('error', (error) => log.debug({ err: error }, 'ssh client error'));
     client.on('authentication', (auth) => {
@@ -139,21 +189,25 @@ export async function startSshServer(
         });
       });
     });
-  });
+  }
+
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? ctx.config.sshPort, options.host ?? ctx.config.ssh.listenHost, () => {
-      server.off('error', reject);
+    listener.once('error', reject);
+    listener.listen(options.port ?? ctx.config.sshPort, options.host ?? limits.listenHost, () => {
+      listener.off('error', reject);
       resolve();
     });
   });
-  server.on('error', (error: Error) => log.error({ err: error }, 'ssh server error'));
+  listener.on('error', (error: Error) => log.error({ err: error }, 'ssh server error'));
   return {
-    port: (server.address() as AddressInfo).port,
+    port: (listener.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const client of clients) client.end();
+        listener.close(() => resolve());
+        for (const { socket, client } of connections.values()) {
+          if (client) client.end();
+          else socket.destroy();
+        }
       }),
   };
 }
