@@ -71,22 +71,26 @@ export async function walkTree(repoPath: string, commit: string, limits: TreeLim
     return directories > limits.maxFiles ? 'directories' : undefined;
   };
   let pending: Buffer = Buffer.alloc(0);
-  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
-    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-    let start = 0;
-    for (let end = pending.indexOf(0, start); end >= 0; end = pending.indexOf(0, start)) {
-      over = take(pending.subarray(start, end));
-      start = end + 1;
+  git.done.catch(() => {}); // awaited below, once reading is over
+  try {
+    for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      let start = 0;
+      for (let end = pending.indexOf(0, start); end >= 0; end = pending.indexOf(0, start)) {
+        over = take(pending.subarray(start, end));
+        start = end + 1;
+        if (over) break;
+      }
+      pending = pending.subarray(start);
+      // No record may be longer than its header and the longest path allowed.
+      if (!over && pending.length > MAX_PATH_BYTES + 128) over = 'path_length';
       if (over) break;
     }
-    pending = pending.subarray(start);
-    // No record may be longer than its header and the longest path allowed.
-    if (!over && pending.length > MAX_PATH_BYTES + 128) over = 'path_length';
-    if (over) {
-      git.stop();
-      break;
-    }
+  } catch (error) {
+    git.stop();
+    throw error;
   }
+  if (over) git.stop();
   await git.done;
   if (over) throw tooLarge(commit, limits, over);
   return entries;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
@@ -172,5 +172,18 @@ describe.each(BACKENDS)('release limits on %s', (backend) => {
     });
     expect(await storedBytesOf(t.ctx.database.db, alice.id)).toBe(kept.sizeBytes);
     expect(await readdir(path.join(t.dataDir, 'blobs', 'artifacts', 'sha256'))).toHaveLength(1);
+  });
+
+  it('keeps a changelog to 20,000 characters, whatever the tag message holds', async () => {
+    const { listing, work, bare, commit } = await setUp({});
+    const message = path.join(work.dir, '.git', 'TAG_MESSAGE');
+    await writeFile(message, `Release\n\n${'A very long line of notes. '.repeat(20_000)}`);
+    await work.git('tag', '-a', 'v1.0.0', '-F', message);
+    await work.git('push', '-q', bare, 'v1.0.0');
+    await runCut(t.ctx, (await claim(listing, '1.0.0', commit))!.id, { finalAttempt: false });
+    const release = (await findRelease(t.ctx.database.db, listing.id, '1.0.0'))!;
+    expect(release.changelog.startsWith('Release\n\nA very long line of notes.')).toBe(true);
+    expect(release.changelog.length).toBe(20_001);
+    expect(release.changelog.endsWith('…')).toBe(true);
   });
 });
