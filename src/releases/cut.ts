@@ -107,8 +107,7 @@ async function snapshot(
     // Before any git command that reads the whole tree: a tree bomb stops here.
     await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
     const zip = path.join(tmp, 'artifact.zip');
-    await buildZip(gitDir, listing.slug, cut.commitSha, zip);
-    const artifact = { sha256: await sha256File(zip), sizeBytes: (await stat(zip)).size };
+    const artifact = await buildZip(gitDir, listing.slug, cut.commitSha, zip);
     const changelog = await changelogFor(gitDir, cut, previous);
     const diffSummary = summarise(await diffFiles(gitDir, previous?.commitSha, cut.commitSha));
     const stored = await storedArtifact(db, artifact.sha256);
@@ -139,11 +138,18 @@ async function snapshot(
 }
 
 /**
- * The zip of the commit's tree under `<slug>/`: a commit id (not a ref) and a fixed prefix, so the
- * same commit always gives the same bytes and releases of one commit share one stored zip.
+ * The zip of the commit's tree under `<slug>/` in `file`, with its SHA-256 and size: a commit id
+ * (not a ref) and a fixed prefix, so the same commit always gives the same bytes and releases of
+ * one commit share one stored zip.
  */
-async function buildZip(gitDir: string, slug: string, commit: string, file: string): Promise<void> {
+async function buildZip(
+  gitDir: string,
+  slug: string,
+  commit: string,
+  file: string,
+): Promise<{ sha256: string; sizeBytes: number }> {
   await runGit(['archive', '--format=zip', `--prefix=${slug}/`, '-o', file, commit], { gitDir });
+  return { sha256: await sha256File(file), sizeBytes: (await stat(file)).size };
 }
 
 /** Records a release refused for a limit: in the log like any failing release, with no zip. */
