@@ -128,6 +128,15 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
   /** How long an idle kept-alive HTTP connection waits for its next request. */
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: positiveInt.max(3600).default(5),
+  // Release limits (docs/RELEASES.md): a push or sync past one is refused before anything is cut.
+  /** New release tags one push may add; a push with more is refused whole. */
+  RELEASE_TAGS_PER_PUSH: positiveInt.max(1000).default(10),
+  /** Releases one listing may cut per UTC day, pushed and synced alike. */
+  RELEASES_PER_LISTING_PER_DAY: positiveInt.max(10_000).default(20),
+  /** Bytes of release zips one creator may have stored, each distinct zip counted once. */
+  CREATOR_STORAGE_BYTES: positiveInt.default(5 * 1024 * 1024 * 1024),
+  /** Directories above a file, at most, in a release's tree. */
+  TREE_MAX_DEPTH: positiveInt.max(4096).default(64),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: url(['http:', 'https:']).optional(),
@@ -182,6 +191,8 @@ export interface Config {
   ssh: SshConfig;
   /** How long a client may take to send a request, and to come back on a kept-alive connection. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** What one push, one listing per day and one creator's stored zips may add up to. */
+  releases: ReleaseLimits;
   /** S3-compatible blob storage; unset means blobs live under DATA_DIR/blobs. */
   s3?: S3Config;
 }
@@ -193,6 +204,13 @@ export interface SshConfig {
   idleTimeoutMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
+}
+
+export interface ReleaseLimits {
+  tagsPerPush: number;
+  perListingPerDay: number;
+  creatorStorageBytes: number;
+  treeMaxDepth: number;
 }
 
 export interface PaymentsConfig {
@@ -335,6 +353,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    },
+    releases: {
+      tagsPerPush: e.RELEASE_TAGS_PER_PUSH,
+      perListingPerDay: e.RELEASES_PER_LISTING_PER_DAY,
+      creatorStorageBytes: e.CREATOR_STORAGE_BYTES,
+      treeMaxDepth: e.TREE_MAX_DEPTH,
     },
     s3: e.S3_BUCKET
       ? {

@@ -1,4 +1,4 @@
-import { runGit } from './git.js';
+import { diffFiles, type FileChange } from '../git/refs.js';
 
 export interface DiffSummary {
   files_added: number;
@@ -19,25 +19,14 @@ export interface TreeDiff {
 
 /** What changed between two commits of the same repository (renames count as a removal and an addition). */
 export async function diffCommits(repoPath: string, from: string, to: string): Promise<TreeDiff> {
-  const [status, numstat] = await Promise.all([
-    runGit(repoPath, ['diff', '--name-status', '-z', '--no-renames', '--no-ext-diff', from, to]),
-    runGit(repoPath, ['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, to]),
-  ]);
-  const diff: TreeDiff = { added: [], changed: [], removed: [], additions: 0, deletions: 0 };
-  const fields = status.toString('utf8').split('\0');
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const code = fields[i]!;
-    const file = fields[i + 1]!;
-    if (code === 'A') diff.added.push(file);
-    else if (code === 'D') diff.removed.push(file);
-    else if (code) diff.changed.push(file);
-  }
-  for (const record of numstat.toString('utf8').split('\0')) {
-    const match = /^(\d+|-)\t(\d+|-)\t/.exec(record);
-    if (!match) continue;
-    // Binary files show "-": they add and delete no lines.
-    if (match[1] !== '-') diff.additions += Number(match[1]);
-    if (match[2] !== '-') diff.deletions += Number(match[2]);
-  }
-  return diff;
+  const changes = await diffFiles(repoPath, from, to);
+  const paths = (status: FileChange['status']) =>
+    changes.filter((change) => change.status === status).map((change) => change.path);
+  return {
+    added: paths('A'),
+    changed: paths('M'),
+    removed: paths('D'),
+    additions: changes.reduce((sum, change) => sum + change.additions, 0),
+    deletions: changes.reduce((sum, change) => sum + change.deletions, 0),
+  };
 }

@@ -12,7 +12,13 @@ export interface TagRef {
 
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
-/** Tags under refs/tags/ that point (directly or through an annotated tag) at a commit. */
+/** Tag and commit messages are read up to this much: a changelog, not a creator's 50 MB message. */
+const MESSAGE_READ_BYTES = 64 * 1024;
+
+/**
+ * Tags under refs/tags/ that point at a commit, directly or through annotated tags: a tag of an
+ * annotated tag peels through every level to its commit (for-each-ref's `*` peels only one).
+ */
 export async function listTags(gitDir: string): Promise<TagRef[]> {
   const out = await runGit(
     [
@@ -23,6 +29,7 @@ export async function listTags(gitDir: string): Promise<TagRef[]> {
     { gitDir },
   );
   const tags: TagRef[] = [];
+  const nested: Array<{ name: string; object: string }> = [];
   for (const line of out.split('\n')) {
     if (!line) continue;
     const [name, type, object, peeledType, peeled] = line.split('\0') as [
@@ -34,6 +41,19 @@ export async function listTags(gitDir: string): Promise<TagRef[]> {
     ];
     if (type === 'commit') tags.push({ name, commit: object, annotated: false });
     else if (type === 'tag' && peeledType === 'commit') tags.push({ name, commit: peeled, annotated: true });
+    else if (type === 'tag' && peeledType === 'tag') nested.push({ name, object: peeled });
+  }
+  if (nested.length > 0) {
+    const peeled = await runGit(['cat-file', '--batch-check=%(objectname) %(objecttype)'], {
+      gitDir,
+      input: nested.map((tag) => `${tag.object}^{commit}\n`).join(''),
+    });
+    peeled.split('\n').forEach((line, index) => {
+      const [commit, type] = line.split(' ');
+      if (type === 'commit' && nested[index]) {
+        tags.push({ name: nested[index].name, commit: commit!, annotated: true });
+      }
+    });
   }
   return tags;
 }
@@ -57,32 +77,11 @@ export async function tagNamed(gitDir: string, ref: string): Promise<TagRef | un
   return (await listTags(gitDir)).find((tag) => tag.name === name);
 }
 
-export interface TreeStats {
-  files: number;
-  bytes: number;
-}
-
-/** File count and total blob size of a commit's tree (what the zip will hold, before compression). */
-export async function treeStats(gitDir: string, commit: string): Promise<TreeStats> {
-  const out = await runGit(['ls-tree', '-r', '-l', '-z', '--full-tree', commit], { gitDir });
-  let files = 0;
-  let bytes = 0;
-  for (const entry of out.split('\0')) {
-    if (!entry) continue;
-    // `<mode> <type> <object> <size>\t<path>`; submodules (commit) have size `-`.
-    const [mode, type, , size] = entry.split('\t')[0]!.split(/ +/);
-    if (type !== 'blob' || !mode) continue;
-    files += 1;
-    bytes += Number(size);
-  }
-  return { files, bytes };
-}
-
 /** The message of an annotated tag, without a signature block; undefined for lightweight tags. */
 export async function annotatedTagMessage(gitDir: string, tag: string): Promise<string | undefined> {
   const out = await runGit(
     ['for-each-ref', '--format=%(objecttype)%00%(contents:subject)%00%(contents:body)', `refs/tags/${tag}`],
-    { gitDir },
+    { gitDir, maxOutputBytes: MESSAGE_READ_BYTES, truncate: true },
   );
   const [type, subject, body] = out.replace(/\n$/, '').split('\0');
   if (type !== 'tag') return undefined;
@@ -100,7 +99,11 @@ export async function commitSubjects(
   limit = 200,
 ): Promise<string[]> {
   const range = since ? [commit, `^${since}`] : [commit];
-  const out = await runGit(['log', `--max-count=${limit}`, '--format=%s', ...range, '--'], { gitDir });
+  const out = await runGit(['log', `--max-count=${limit}`, '--format=%s', ...range, '--'], {
+    gitDir,
+    maxOutputBytes: MESSAGE_READ_BYTES,
+    truncate: true,
+  });
   return out.split('\n').filter(Boolean);
 }
 
@@ -111,13 +114,19 @@ export interface FileChange {
   deletions: number;
 }
 
-/** Per-file changes from `from` (or the empty tree) to `to`, renames as delete plus add. */
-export async function diffFiles(gitDir: string, from: string | undefined, to: string): Promise<FileChange[]> {
+/**
+ * Per-file changes from `from` (or the empty tree) to `to`, renames as delete plus add.
+ * `repoPath` is a bare repository or a work tree.
+ */
+export async function diffFiles(
+  repoPath: string,
+  from: string | undefined,
+  to: string,
+): Promise<FileChange[]> {
   const base = from ?? EMPTY_TREE;
-  const [statuses, counts] = await Promise.all([
-    runGit(['diff', '--no-renames', '--name-status', '-z', base, to, '--'], { gitDir }),
-    runGit(['diff', '--no-renames', '--numstat', '-z', base, to, '--'], { gitDir }),
-  ]);
+  const diff = (format: string) =>
+    runGit(['diff', '--no-renames', '--no-ext-diff', format, '-z', base, to, '--'], { cwd: repoPath });
+  const [statuses, counts] = await Promise.all([diff('--name-status'), diff('--numstat')]);
   const lines = new Map<string, { additions: number; deletions: number }>();
   for (const entry of counts.split('\0')) {
     const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(entry);

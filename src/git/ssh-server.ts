@@ -5,9 +5,10 @@ import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { isKnownDeployKey, listingForDeployKey } from '../listings/deploy-keys.js';
 import { cutPushedTags } from '../releases/cuts.js';
+import { pushAllowance } from '../releases/limits.js';
 import { ConnectionGate } from './connection-gate.js';
 import { loadHostKeys } from './host-keys.js';
-import { installHooks, repoPath } from './repos.js';
+import { installHooks, pushHookEnv, repoPath } from './repos.js';
 import { gitEnv } from './run-git.js';
 import { fingerprintOf } from './ssh-keys.js';
 
@@ -145,14 +146,19 @@ export async function startSshServer(
           if (!isValidName(owner) || !isValidName(slug))
             return refuse('no such repository, or this key may not use it');
           listingForDeployKey(ctx.database.db, fingerprint, owner, slug)
-            .then((listing) => {
+            .then(async (listing) => {
               if (!listing) return refuse('no such repository, or this key may not use it');
               if (service === 'receive-pack' && listing.status === 'retired') {
                 return refuse('this listing is retired; its repository is archived read-only');
               }
+              // The release limits the pre-receive hook applies (it cannot reach the database).
+              const hookEnv =
+                service === 'receive-pack'
+                  ? pushHookEnv(await pushAllowance(ctx.database.db, ctx.config, listing, ctx.clock.now()))
+                  : {};
               const gitDir = repoPath(ctx.config, owner, slug);
               const child = spawn('git', ['-c', `core.hooksPath=${hooks}`, service, gitDir], {
-                env: gitEnv(protocol ? { GIT_PROTOCOL: protocol } : {}),
+                env: gitEnv({ ...hookEnv, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) }),
               });
               channel.pipe(child.stdin);
               child.stdout.pipe(channel, { end: false });
@@ -169,9 +175,8 @@ export async function startSshServer(
                 };
                 if (service !== 'receive-pack' || code !== 0) return finish();
                 cutPushedTags(ctx, listing, gitDir)
-                  .then((versions) => {
-                    for (const version of versions)
-                      channel.stderr.write(`repo402: release ${version} queued\n`);
+                  .then((lines) => {
+                    for (const line of lines) channel.stderr.write(`repo402: ${line}\n`);
                   })
                   .catch((error) => {
                     log.error({ err: error, listing: listing.id }, 'could not queue cuts after a push');

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { HostKey } from '../git/host-keys.js';
 import { DEFAULT_BRANCH, remoteUrl } from '../git/repos.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import type { Release } from '../releases/releases.js';
+import type { LoggedRelease } from '../releases/releases.js';
 import type { ReleaseCutRow } from '../releases/store.js';
 import { releaseBody } from '../releases/views.js';
 import type { ListingReleaseSchema, ListingSchema } from './schemas.js';
@@ -13,8 +13,8 @@ export type ListingBody = z.infer<typeof ListingSchema>;
 
 export interface ListingViewInput {
   listing: Listing;
-  latest: Release | null;
-  newest: Release | null;
+  latest: LoggedRelease | null;
+  newest: LoggedRelease | null;
   hostKeys: HostKey[];
   /** Only GET /api/listings/{id} (and the single-listing answers) carry the full scan reports. */
   withScanReport?: boolean;
@@ -23,13 +23,16 @@ export interface ListingViewInput {
   cuts?: ReleaseCutRow[];
 }
 
-function listingRelease(release: Release, withScanReport: boolean): z.infer<typeof ListingReleaseSchema> {
+function listingRelease(
+  release: LoggedRelease,
+  withScanReport: boolean,
+): z.infer<typeof ListingReleaseSchema> {
   const body = releaseBody(release);
   return withScanReport ? { ...body, scan_report: release.scan ?? null } : body;
 }
 
 /** The licence the analysis found in a release, when it recognised one (ANALYSIS.md `licence`). */
-function foundLicence(release: Release | null): string | null {
+function foundLicence(release: LoggedRelease | null): string | null {
   const licence = (release?.computed as { licence?: { spdx?: string; verdict?: string } } | null)?.licence;
   return licence?.spdx && (licence.verdict === 'matched' || licence.verdict === 'declared')
     ? licence.spdx

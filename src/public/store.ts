@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
 
@@ -25,7 +25,8 @@ export async function findManifestHead(db: Db, owner: string, slug: string) {
       release: {
         id: releases.id,
         version: releases.version,
-        artifactSha256: releases.artifactSha256,
+        // Never null on a passing release (the releases_artifact_whole constraint).
+        artifactSha256: sql<string>`${releases.artifactSha256}`,
         publishedAt: releases.publishedAt,
       },
     })

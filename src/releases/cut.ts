@@ -8,30 +8,46 @@ import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
 import { repoPath } from '../git/repos.js';
 import { runGit } from '../git/run-git.js';
 import { type Listing, listingById } from '../listings/service.js';
-import { isAppError } from '../platform/errors.js';
+import type { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
+import { SCANNER_VERSION } from '../scan/report.js';
 import { RELEASE_INSPECTOR } from './inspection.js';
-import { assertWithinLimits } from './limits.js';
+import { assertArtifactFits, assertWithinLimits, isRefusal } from './limits.js';
+import { refusalReport } from './refusal.js';
 import {
   findCut,
   findRelease,
   finishCut,
   insertRelease,
+  lockCreator,
   otherCuts,
   type ReleaseCutRow,
   type ReleaseRow,
   recordInspection,
   releasesBelow,
+  storedArtifact,
 } from './store.js';
 import { compareVersions, parseVersion } from './versions.js';
 import type { ReleaseBody } from './views.js';
+
+/** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
+const MAX_CHANGELOG_CHARS = 20_000;
+
+/** Where a zip is stored: by the SHA-256 of its bytes, so identical zips are stored once. */
+function artifactKeyOf(sha256: string): string {
+  return `artifacts/sha256/${sha256}.zip`;
+}
 
 /**
  * The one release cut, whatever triggered it (a pushed tag or sync). Each step is idempotent, so
  * a job that crashes is simply run again: the snapshot is recorded with its release in one
  * transaction (a retry finds it and skips ahead), and the inspection is recorded only while the
- * release is `pending`. On the last attempt a cut that never produced a release is marked
- * `failed` with the reason.
+ * release is `pending`.
+ *
+ * A tree or zip past a limit is refused at once, on the first attempt: the release is recorded
+ * as failing, with no zip, and the job succeeds (retrying could not change the answer). Any other
+ * error is retried; after the last attempt a cut that never produced a release is marked `failed`
+ * with a reason that names no server path (the log has the error).
  */
 export async function runCut(
   ctx: AppContext,
@@ -40,14 +56,27 @@ export async function runCut(
 ): Promise<void> {
   const db = ctx.database.db;
   const cut = await findCut(db, cutId);
-  if (!cut || cut.state === 'failed') return;
+  if (!cut || cut.state === 'failed' || cut.state === 'refused') return;
   const listing = await listingById(db, cut.listingId);
   if (!listing) return;
   const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
   try {
     const release =
       (await findRelease(db, listing.id, cut.version)) ?? (await snapshot(ctx, listing, cut, gitDir));
-    if (release?.verdict === 'pending') await inspect(ctx, listing, release, gitDir);
+    if (release.verdict === 'pending') {
+      await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
+        if (!isRefusal(error)) throw error;
+        await recordInspection(db, release.id, {
+          verdict: 'fail',
+          computed: null,
+          scan: refusalReport(error, ctx.clock.now()),
+          analyzerVersion: null,
+          scannerVersion: SCANNER_VERSION,
+          sbomKey: null,
+          diffSummary: release.diffSummary,
+        });
+      });
+    }
   } catch (error) {
     if (!options.finalAttempt) throw error;
     ctx.log.error({ err: error, cutId, version: cut.version }, 'release cut failed for good');
@@ -56,63 +85,112 @@ export async function runCut(
       cut.id,
       'failed',
       ctx.clock.now(),
-      `internal: ${(error as Error).message}`.slice(0, 1000),
+      `internal: the release could not be cut (cut ${cut.id}); tag a new version to try again`,
     );
   }
 }
 
-/** Zips the commit into blob storage and records the release as `pending`; null when the cut is refused. */
+/**
+ * Walks the commit's tree within the limits, zips it into content-addressed storage and records
+ * the release as `pending`; a tree or zip past a limit is recorded as a refused release instead.
+ */
 async function snapshot(
   ctx: AppContext,
   listing: Listing,
   cut: ReleaseCutRow,
   gitDir: string,
-): Promise<ReleaseRow | null> {
+): Promise<ReleaseRow> {
   const db = ctx.database.db;
-  try {
-    await assertWithinLimits(gitDir, cut.commitSha);
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    await finishCut(db, cut.id, 'failed', ctx.clock.now(), `${error.code}: ${error.message}`);
-    return null;
-  }
   const previous = await previousCut(ctx, cut);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'repo402-cut-'));
   try {
+    // Before any git command that reads the whole tree: a tree bomb stops here.
+    await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
     const zip = path.join(tmp, 'artifact.zip');
-    // A commit id (not a ref) and a fixed prefix: the same commit always gives the same bytes.
-    await runGit(
-      ['archive', '--format=zip', `--prefix=${listing.slug}-${cut.version}/`, '-o', zip, cut.commitSha],
-      { gitDir },
-    );
-    const sha256 = await sha256File(zip);
-    const { size } = await stat(zip);
-    const artifactKey = `releases/${listing.id}/${cut.version}/${listing.slug}-${cut.version}.zip`;
-    await ctx.blobs.putFile(artifactKey, zip, 'application/zip');
+    const artifact = await buildZip(gitDir, listing.slug, cut.commitSha, zip);
     const changelog = await changelogFor(gitDir, cut, previous);
     const diffSummary = summarise(await diffFiles(gitDir, previous?.commitSha, cut.commitSha));
+    const stored = await storedArtifact(db, artifact.sha256);
+    if (!stored) {
+      // Checked again under the lock below; this spares storing a zip that would be refused.
+      await assertArtifactFits(db, ctx.config, listing.creatorId, artifact);
+      await ctx.blobs.putFile(artifactKeyOf(artifact.sha256), zip, 'application/zip');
+    }
     return await db.transaction(async (tx) => {
+      await lockCreator(tx, listing.creatorId);
+      await assertArtifactFits(tx, ctx.config, listing.creatorId, artifact);
       const release = await insertRelease(tx, {
-        listingId: listing.id,
-        version: cut.version,
-        ...parseVersion(cut.version)!,
-        tag: cut.tag,
-        commitSha: cut.commitSha,
-        artifactKey,
-        artifactSha256: sha256,
-        sizeBytes: size,
-        publishedAt: ctx.clock.now(),
-        changelog,
+        ...releaseFields(ctx, listing, cut, changelog),
+        artifactKey: stored?.key ?? artifactKeyOf(artifact.sha256),
+        artifactSha256: artifact.sha256,
+        sizeBytes: artifact.sizeBytes,
         diffSummary,
-        priceMicro: listing.priceMicro,
-        updatePriceMicro: listing.updatePriceMicro,
       });
       await finishCut(tx, cut.id, 'cut', ctx.clock.now());
       return release;
     });
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    return refuse(ctx, listing, cut, gitDir, previous, error);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * The zip of the commit's tree under `<slug>/` in `file`, with its SHA-256 and size: a commit id
+ * (not a ref) and a fixed prefix, so the same commit always gives the same bytes and releases of
+ * one commit share one stored zip.
+ */
+async function buildZip(
+  gitDir: string,
+  slug: string,
+  commit: string,
+  file: string,
+): Promise<{ sha256: string; sizeBytes: number }> {
+  await runGit(['archive', '--format=zip', `--prefix=${slug}/`, '-o', file, commit], { gitDir });
+  return { sha256: await sha256File(file), sizeBytes: (await stat(file)).size };
+}
+
+/** Records a release refused for a limit: in the log like any failing release, with no zip. */
+async function refuse(
+  ctx: AppContext,
+  listing: Listing,
+  cut: ReleaseCutRow,
+  gitDir: string,
+  previous: ReleaseCutRow | undefined,
+  refusal: AppError,
+): Promise<ReleaseRow> {
+  const db = ctx.database.db;
+  const changelog = await changelogFor(gitDir, cut, previous);
+  return db.transaction(async (tx) => {
+    const release = await insertRelease(tx, {
+      ...releaseFields(ctx, listing, cut, changelog),
+      artifactKey: null,
+      artifactSha256: null,
+      sizeBytes: null,
+      diffSummary: null,
+      verdict: 'fail',
+      scan: refusalReport(refusal, ctx.clock.now()),
+      scannerVersion: SCANNER_VERSION,
+    });
+    await finishCut(tx, cut.id, 'refused', ctx.clock.now(), `${refusal.code}: ${refusal.message}`);
+    return release;
+  });
+}
+
+function releaseFields(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, changelog: string) {
+  return {
+    listingId: listing.id,
+    version: cut.version,
+    ...parseVersion(cut.version)!,
+    tag: cut.tag,
+    commitSha: cut.commitSha,
+    publishedAt: ctx.clock.now(),
+    changelog,
+    priceMicro: listing.priceMicro,
+    updatePriceMicro: listing.updatePriceMicro,
+  };
 }
 
 /** The highest version below this one that was cut or is being cut (jobs may run out of order). */
@@ -129,10 +207,12 @@ async function changelogFor(
   cut: ReleaseCutRow,
   previous: ReleaseCutRow | undefined,
 ): Promise<string> {
-  const message = await annotatedTagMessage(gitDir, cut.tag);
-  if (message) return message;
-  const subjects = await commitSubjects(gitDir, cut.commitSha, previous?.commitSha);
-  return subjects.map((subject) => `- ${subject}`).join('\n');
+  const message =
+    (await annotatedTagMessage(gitDir, cut.tag)) ||
+    (await commitSubjects(gitDir, cut.commitSha, previous?.commitSha))
+      .map((subject) => `- ${subject}`)
+      .join('\n');
+  return message.length > MAX_CHANGELOG_CHARS ? `${message.slice(0, MAX_CHANGELOG_CHARS)}…` : message;
 }
 
 function summarise(changes: Awaited<ReturnType<typeof diffFiles>>): NonNullable<ReleaseBody['diff_summary']> {

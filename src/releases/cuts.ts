@@ -1,24 +1,30 @@
 import type { AppContext } from '../context.js';
 import { listTags } from '../git/refs.js';
 import type { Listing } from '../listings/service.js';
+import { isAppError } from '../platform/errors.js';
 import { cutJob } from './cut-job.js';
-import { cutVersions, insertCut, type ReleaseCutRow } from './store.js';
+import { assertClaimAllowed } from './limits.js';
+import { cutVersions, findCutOf, insertCut, lockCreator, type ReleaseCutRow } from './store.js';
 import { compareVersions, versionOfTag } from './versions.js';
 
 /**
  * Claims `version` for a cut and sends the job. The claim is the durable record (the job only
  * nudges; `resendCutsJob` re-sends claims a crash left queued). Undefined when the version was
- * claimed already (also by a concurrent push or sync).
+ * claimed already (also by a concurrent push or sync). A claim past the listing's releases per
+ * day or the creator's storage throws the spec's error (`429 rate_limited`, `413 repo_too_large`);
+ * the creator's row is locked while deciding, so two claims cannot pass a limit together.
  */
 export async function requestCut(
   ctx: AppContext,
   listing: Listing,
   cut: { version: string; tag: string; commitSha: string; trigger: 'push' | 'sync' },
 ): Promise<ReleaseCutRow | undefined> {
-  const row = await insertCut(ctx.database.db, {
-    listingId: listing.id,
-    ...cut,
-    requestedAt: ctx.clock.now(),
+  const at = ctx.clock.now();
+  const row = await ctx.database.db.transaction(async (tx) => {
+    await lockCreator(tx, listing.creatorId);
+    if (await findCutOf(tx, listing.id, cut.version)) return undefined;
+    await assertClaimAllowed(tx, ctx.config, listing, at);
+    return insertCut(tx, { listingId: listing.id, ...cut, requestedAt: at });
   });
   if (row) await sendCutJob(ctx, row.id);
   return row;
@@ -41,17 +47,26 @@ export async function uncutTags(ctx: AppContext, listing: Listing, gitDir: strin
     .sort((a, b) => compareVersions(a.version, b.version));
 }
 
-/** After a push: one cut per new release tag. Returns the versions queued. */
+/**
+ * After a push: one cut per new release tag, oldest version first. Returns what to tell the
+ * pusher, one line per version: queued, or why not (a limit another push or a sync reached
+ * meanwhile; the tag stays and sync cuts it later).
+ */
 export async function cutPushedTags(ctx: AppContext, listing: Listing, gitDir: string): Promise<string[]> {
-  const queued: string[] = [];
+  const lines: string[] = [];
   for (const tag of await uncutTags(ctx, listing, gitDir)) {
-    const row = await requestCut(ctx, listing, {
-      version: tag.version,
-      tag: tag.name,
-      commitSha: tag.commit,
-      trigger: 'push',
-    });
-    if (row) queued.push(tag.version);
+    try {
+      const row = await requestCut(ctx, listing, {
+        version: tag.version,
+        tag: tag.name,
+        commitSha: tag.commit,
+        trigger: 'push',
+      });
+      if (row) lines.push(`release ${tag.version} queued`);
+    } catch (error) {
+      if (!isAppError(error)) throw error;
+      lines.push(`release ${tag.version} not queued: ${error.message}`);
+    }
   }
-  return queued;
+  return lines;
 }

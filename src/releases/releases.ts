@@ -14,16 +14,30 @@ import {
 import { parseVersion } from './versions.js';
 import { type ReleaseBody, releaseBody } from './views.js';
 
-/** A release as stored (money as `bigint`); format it for the wire with `releaseBody`. */
-export type Release = ReleaseRow;
+/**
+ * Any release of the log, as stored (money as `bigint`); format it for the wire with
+ * `releaseBody`. A release refused for a limit has no zip: its artifact fields are null.
+ */
+export type LoggedRelease = ReleaseRow;
+
+/** A release with its zip: every pending or passing one (the database refuses either without). */
+export type Release = ReleaseRow & { artifactKey: string; artifactSha256: string; sizeBytes: number };
+
+function withArtifact(row: ReleaseRow | undefined): Release | null {
+  if (!row) return null;
+  if (row.artifactKey === null || row.artifactSha256 === null || row.sizeBytes === null) {
+    throw new Error(`release ${row.id} is ${row.verdict} without a zip`);
+  }
+  return row as Release;
+}
 
 /** The newest release (by version) whose verdict is `pass`: what is on sale. */
 export async function latestPassingRelease(db: Db, listingId: string): Promise<Release | null> {
-  return (await newestRelease(db, listingId, { passing: true })) ?? null;
+  return withArtifact(await newestRelease(db, listingId, { passing: true }));
 }
 
 /** The newest release of any verdict. */
-export async function newestAnyRelease(db: Db, listingId: string): Promise<Release | null> {
+export async function newestAnyRelease(db: Db, listingId: string): Promise<LoggedRelease | null> {
   return (await newestRelease(db, listingId)) ?? null;
 }
 
@@ -31,7 +45,7 @@ export async function newestAnyRelease(db: Db, listingId: string): Promise<Relea
 export async function publishedRelease(db: Db, listingId: string, version: string): Promise<Release | null> {
   if (!parseVersion(version)) return null;
   const row = await findRelease(db, listingId, version);
-  return row?.verdict === 'pass' ? row : null;
+  return row?.verdict === 'pass' ? withArtifact(row) : null;
 }
 
 /** Passing releases with `fromVersionExclusive < version <= toVersionInclusive`, oldest first, as SPEC Release objects. */
@@ -65,13 +79,13 @@ export async function recentReleases(db: Db, listingId: string, limit: number): 
 export async function headReleases(
   db: Db,
   listingIds: string[],
-): Promise<Map<string, { latest: Release | null; newest: Release | null }>> {
+): Promise<Map<string, { latest: Release | null; newest: LoggedRelease | null }>> {
   const [passing, any] = await Promise.all([
     newestReleasesOf(db, listingIds, { passing: true }),
     newestReleasesOf(db, listingIds),
   ]);
   return new Map(
-    listingIds.map((id) => [id, { latest: passing.get(id) ?? null, newest: any.get(id) ?? null }]),
+    listingIds.map((id) => [id, { latest: withArtifact(passing.get(id)), newest: any.get(id) ?? null }]),
   );
 }
 

@@ -1,6 +1,6 @@
-import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNotNull, lt, ne, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { releaseCuts, releases } from '../db/schema/index.js';
+import { creators, listings, releaseCuts, releases } from '../db/schema/index.js';
 import type { Version } from './versions.js';
 
 export type ReleaseRow = typeof releases.$inferSelect;
@@ -81,7 +81,6 @@ export async function insertRelease(db: Db, row: typeof releases.$inferInsert): 
   return (await findRelease(db, row.listingId, row.version))!;
 }
 
-/** Records the inspection once: only a `pending` release takes a verdict. */
 /**
  * A listing's releases all went on sale when it was published: they take the prices it was
  * published at (a release cut before any price was set had none).
@@ -94,6 +93,7 @@ export async function priceReleasesAtPublish(
   await db.update(releases).set(prices).where(eq(releases.listingId, listingId));
 }
 
+/** Records the inspection once: only a `pending` release takes a verdict. */
 export async function recordInspection(
   db: Db,
   id: string,
@@ -108,6 +108,73 @@ export async function recordInspection(
     .where(and(eq(releases.id, id), eq(releases.verdict, 'pending')))
     .returning({ id: releases.id });
   return rows.length === 1;
+}
+
+/**
+ * Locks the creator's row until the transaction ends: the claims and the stored zips of one
+ * creator are decided one at a time, so concurrent pushes and syncs cannot pass a limit together.
+ */
+export async function lockCreator(db: Db, creatorId: string): Promise<void> {
+  await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
+}
+
+/** Cuts of the listing claimed at or after `since`, whatever became of them. */
+export async function cutsClaimedSince(db: Db, listingId: string, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(releaseCuts)
+    .where(and(eq(releaseCuts.listingId, listingId), gte(releaseCuts.requestedAt, since)));
+  return row?.n ?? 0;
+}
+
+/** Bytes of the creator's stored zips, each distinct zip once however many releases share it. */
+export async function storedBytesOf(db: Db, creatorId: string): Promise<number> {
+  const distinct = db
+    .selectDistinct({ sha256: releases.artifactSha256, sizeBytes: releases.sizeBytes })
+    .from(releases)
+    .innerJoin(listings, eq(listings.id, releases.listingId))
+    .where(and(eq(listings.creatorId, creatorId), isNotNull(releases.artifactSha256)))
+    .as('distinct_artifacts');
+  const [row] = await db
+    .select({ bytes: sql<string>`coalesce(sum(${distinct.sizeBytes}), 0)` })
+    .from(distinct);
+  return Number(row?.bytes ?? 0);
+}
+
+/** The stored zip with these bytes, when a release already holds it. */
+export async function storedArtifact(
+  db: Db,
+  sha256: string,
+): Promise<{ key: string; sizeBytes: number } | undefined> {
+  const [row] = await db
+    .select({ key: releases.artifactKey, sizeBytes: releases.sizeBytes })
+    .from(releases)
+    .where(eq(releases.artifactSha256, sha256))
+    .limit(1);
+  return row?.key && row.sizeBytes !== null ? { key: row.key, sizeBytes: row.sizeBytes } : undefined;
+}
+
+/** Whether one of the creator's releases holds the zip with these bytes (it is counted already). */
+export async function creatorHoldsArtifact(db: Db, creatorId: string, sha256: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: releases.id })
+    .from(releases)
+    .innerJoin(listings, eq(listings.id, releases.listingId))
+    .where(and(eq(listings.creatorId, creatorId), eq(releases.artifactSha256, sha256)))
+    .limit(1);
+  return row !== undefined;
+}
+
+export async function findCutOf(
+  db: Db,
+  listingId: string,
+  version: string,
+): Promise<ReleaseCutRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(releaseCuts)
+    .where(and(eq(releaseCuts.listingId, listingId), eq(releaseCuts.version, version)));
+  return row;
 }
 
 /** Claims the version for a cut; undefined when it is claimed already. */
@@ -133,7 +200,10 @@ export async function cutVersions(db: Db, listingId: string): Promise<Set<string
   return new Set(rows.map((row) => row.version));
 }
 
-/** Cuts of the listing other than `exceptId` that did not fail: the candidates for "previous release". */
+/**
+ * Cuts of the listing other than `exceptId` that did not fail and were not refused: the candidates
+ * for "previous release" (a refused tree is never diffed against).
+ */
 export async function otherCuts(db: Db, listingId: string, exceptId: string): Promise<ReleaseCutRow[]> {
   return db
     .select()
@@ -142,7 +212,7 @@ export async function otherCuts(db: Db, listingId: string, exceptId: string): Pr
       and(
         eq(releaseCuts.listingId, listingId),
         ne(releaseCuts.id, exceptId),
-        ne(releaseCuts.state, 'failed'),
+        notInArray(releaseCuts.state, ['failed', 'refused']),
       ),
     );
 }
@@ -150,7 +220,7 @@ export async function otherCuts(db: Db, listingId: string, exceptId: string): Pr
 export async function finishCut(
   db: Db,
   id: string,
-  state: 'cut' | 'failed',
+  state: 'cut' | 'refused' | 'failed',
   at: Date,
   failureReason?: string,
 ): Promise<void> {
@@ -200,11 +270,17 @@ export async function newestReleasesOf(
   return new Map(rows.map((row) => [row.listingId, row]));
 }
 
-/** Releases of the listing below `version`, oldest first. */
+/** Releases of the listing below `version` that have a zip (refused trees are left out), oldest first. */
 export async function releasesBelow(db: Db, listingId: string, version: Version): Promise<ReleaseRow[]> {
   return db
     .select()
     .from(releases)
-    .where(and(eq(releases.listingId, listingId), sql`${versionTuple} < ${tuple(version)}`))
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        isNotNull(releases.artifactKey),
+        sql`${versionTuple} < ${tuple(version)}`,
+      ),
+    )
     .orderBy(releases.major, releases.minor, releases.patch);
 }

@@ -4,7 +4,7 @@ import { repoPath } from '../git/repos.js';
 import { liveOwnedListing } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { requestCut, uncutTags } from './cuts.js';
-import { assertWithinLimits } from './limits.js';
+import { assertClaimAllowed, assertWithinLimits } from './limits.js';
 import { cutVersions, type ReleaseCutRow } from './store.js';
 import { parseVersion, tagOf, versionOfTag } from './versions.js';
 
@@ -16,7 +16,10 @@ export interface SyncInput {
 /**
  * `POST /api/listings/{id}/sync`: decides which commit becomes which version, checks the limits,
  * claims the version and queues the cut (the same cut a pushed tag gets). Everything the caller
- * can get wrong is answered here, before the `202`.
+ * can get wrong is answered here, before the `202`: a tree over the limits is `413 repo_too_large`
+ * and claims nothing (no release is recorded, unlike a pushed tag, whose version is taken for good),
+ * as is a creator whose stored zips are at their limit; a listing past its releases for the day
+ * is `429 rate_limited`.
  *
  * - no body: the newest `vX.Y.Z` tag not cut yet;
  * - `version` alone: the existing tag `v<version>`;
@@ -40,7 +43,10 @@ export async function syncListing(
   const target = await resolveTarget(ctx, listing, gitDir, input);
   if ((await cutVersions(ctx.database.db, listing.id)).has(target.version))
     throw versionExists(target.version);
-  await assertWithinLimits(gitDir, target.commit);
+  // Checked again, under the creator's lock, when the version is claimed: this spares the walk and
+  // the tag of a sync that would be refused.
+  await assertClaimAllowed(ctx.database.db, ctx.config, listing, ctx.clock.now());
+  await assertWithinLimits(ctx.config, gitDir, target.commit);
   if (!target.tagExists && !(await createTagIfAbsent(gitDir, tagOf(target.version), target.commit))) {
     // Someone pushed that tag meanwhile: it is theirs to cut.
     throw versionExists(target.version);

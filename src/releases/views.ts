@@ -18,7 +18,10 @@ export const ReleaseSchema = z
     version: z.string().meta({ examples: ['1.2.0'] }),
     tag: z.string().meta({ examples: ['v1.2.0'] }),
     commit_sha: z.string().meta({ description: '40 hex characters' }),
-    artifact_sha256: z.string().meta({ description: 'SHA-256 of the zip bytes, 64 hex characters' }),
+    artifact_sha256: z.string().nullable().meta({
+      description:
+        'SHA-256 of the zip bytes, 64 hex characters; null only on a release refused for a size limit before any zip was made (its `scan` is `fail`; it is never sold)',
+    }),
     published_at: z.iso.datetime(),
     changelog: z.string(),
     diff_summary: DiffSummarySchema.nullable(),

@@ -154,15 +154,11 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     expect(grant.version).toBe('1.0.0');
     const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
     expect(createHash('sha256').update(zip).digest('hex')).toBe(grant.artifact_sha256);
-    const expected = await exec(
-      'git',
-      ['archive', '--format=zip', `--prefix=${listing.slug}-1.0.0/`, 'v1.0.0'],
-      {
-        cwd: work.dir,
-        encoding: 'buffer',
-        maxBuffer: 1 << 24,
-      },
-    );
+    const expected = await exec('git', ['archive', '--format=zip', `--prefix=${listing.slug}/`, 'v1.0.0'], {
+      cwd: work.dir,
+      encoding: 'buffer',
+      maxBuffer: 1 << 24,
+    });
     expect(zip.equals(expected.stdout as unknown as Buffer)).toBe(true);
     expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(6_000_000n);
   });

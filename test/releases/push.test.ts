@@ -123,18 +123,19 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
     });
 
     // The stored zip: its SHA-256 is artifact_sha256, its bytes are what git archive gives for the
-    // tag's commit, and its entries are the tagged tree under <slug>-<version>/.
+    // tag's commit, and its entries are the tagged tree under <slug>/.
     const row = (await findRelease(db, listing.id, '1.0.0'))!;
-    const { stream } = await t.ctx.blobs.open(row.artifactKey);
+    expect(row.artifactKey).toBe(`artifacts/sha256/${v1.artifact_sha256}.zip`);
+    const { stream } = await t.ctx.blobs.open(row.artifactKey!);
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const zip = Buffer.concat(chunks);
     expect(createHash('sha256').update(zip).digest('hex')).toBe(v1.artifact_sha256);
-    const expected = await exec(
-      'git',
-      ['archive', '--format=zip', `--prefix=${listing.slug}-1.0.0/`, first],
-      { cwd: work.dir, encoding: 'buffer', maxBuffer: 1 << 24 },
-    );
+    const expected = await exec('git', ['archive', '--format=zip', `--prefix=${listing.slug}/`, first], {
+      cwd: work.dir,
+      encoding: 'buffer',
+      maxBuffer: 1 << 24,
+    });
     expect(zip.equals(expected.stdout as unknown as Buffer)).toBe(true);
     const zipFile = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'a.zip');
     await writeFile(zipFile, zip);
@@ -142,7 +143,7 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
       .split('\n')
       .filter((e) => e && !e.endsWith('/'));
     const tree = (await work.git('ls-tree', '-r', '--name-only', 'v1.0.0')).split('\n').filter(Boolean);
-    expect(entries.sort()).toEqual(tree.map((file) => `${listing.slug}-1.0.0/${file}`).sort());
+    expect(entries.sort()).toEqual(tree.map((file) => `${listing.slug}/${file}`).sort());
 
     // The SBOM the inspector returned is stored beside the artifact.
     const sbom = await t.ctx.blobs.open(row.sbomKey!);

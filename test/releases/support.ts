@@ -1,8 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { deflateSync } from 'node:zlib';
 import { expect } from 'vitest';
 import {
   type InspectionResult,
@@ -12,8 +14,14 @@ import {
 
 const exec = promisify(execFile);
 
-/** A working copy with a committer identity, independent of the user's git configuration. */
-export async function workRepo(): Promise<{ dir: string; git: (...args: string[]) => Promise<string> }> {
+/**
+ * A working copy with a committer identity, independent of the user's git configuration. `bare`
+ * for hostile trees: in a work tree, git's own commands look up attributes at every path, and
+ * crash or print a warning per path on a tree 30,000 directories deep.
+ */
+export async function workRepo(
+  options: { bare?: boolean } = {},
+): Promise<{ dir: string; git: (...args: string[]) => Promise<string> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-work-'));
   const env = {
     PATH: process.env.PATH,
@@ -27,7 +35,7 @@ export async function workRepo(): Promise<{ dir: string; git: (...args: string[]
     GIT_COMMITTER_DATE: '2026-11-01T10:00:00Z',
   };
   const git = async (...args: string[]) => (await exec('git', args, { cwd: dir, env })).stdout;
-  await git('init', '-q', '-b', 'main');
+  await git('init', '-q', ...(options.bare ? ['--bare'] : []), '-b', 'main');
   return { dir, git };
 }
 
@@ -111,4 +119,78 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * Writes a hostile tree straight into `gitDir`'s object store, as one pack (git's own tools would
+ * need one process per tree): `depth` levels of directories, each holding `width` entries that all
+ * point at the level below, over a bottom tree of `width` one-line files. Width 10 and depth 10
+ * name 10^10 files with 12 objects; width 1 and depth 30,000 is a path 30,000 directories deep.
+ * Returns the top tree's id.
+ */
+export async function writeHostileTree(
+  gitDir: string,
+  shape: { width: number; depth: number },
+): Promise<string> {
+  const objects: Buffer[] = [];
+  const add = (type: 'tree' | 'blob', body: Buffer) => {
+    // Pack entry: type and size in a little-endian varint header, then the zlib stream.
+    let size = body.length;
+    const header = [((type === 'tree' ? 2 : 3) << 4) | (size & 0x0f)];
+    size >>= 4;
+    while (size > 0) {
+      header[header.length - 1]! |= 0x80;
+      header.push(size & 0x7f);
+      size >>= 7;
+    }
+    objects.push(Buffer.from(header), deflateSync(body));
+    return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest();
+  };
+  const entries = (mode: string, name: (i: number) => string, id: Buffer) =>
+    Buffer.concat(
+      Array.from({ length: shape.width }, (_, i) => Buffer.concat([Buffer.from(`${mode} ${name(i)}\0`), id])),
+    );
+  const blob = add('blob', Buffer.from('x\n'));
+  let tree = add(
+    'tree',
+    entries('100644', (i) => `f${i}`, blob),
+  );
+  for (let level = 0; level < shape.depth; level += 1)
+    tree = add(
+      'tree',
+      entries('40000', (i) => `d${i}`, tree),
+    );
+  const header = Buffer.alloc(12);
+  header.write('PACK', 0);
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(shape.depth + 2, 8);
+  const body = Buffer.concat([header, ...objects]);
+  const pack = Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('git', ['--git-dir', gitDir, 'index-pack', '--stdin'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`index-pack: ${stderr}`))));
+    child.stdin.end(pack);
+  });
+  return tree.toString('hex');
+}
+
+/** Commits `tree` on top of HEAD in a repository made by `workRepo`, moving its branch. */
+export async function commitTree(
+  repo: { dir: string; git: (...args: string[]) => Promise<string> },
+  tree: string,
+  message: string,
+): Promise<string> {
+  const parent = (await repo.git('rev-parse', '--verify', '--quiet', 'HEAD').catch(() => '')).trim();
+  const commit = (
+    await repo.git('commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message)
+  ).trim();
+  await repo.git('update-ref', 'HEAD', commit);
+  return commit;
 }

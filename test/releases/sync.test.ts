@@ -139,7 +139,13 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
     await pushLocal('main', '--tags');
     const res = await sync({ ref: 'main' });
     expectError(res, 413, 'repo_too_large');
-    expect(res.json().details).toMatchObject({ files: 20_002, max_files: 20_000 });
+    expect(res.json().details).toEqual({
+      limit: 'files',
+      max_files: 20_000,
+      max_bytes: 200 * 1024 * 1024,
+      max_depth: 64,
+      max_path_bytes: 4096,
+    });
     expectError(await sync({ ref: 'HEAD~1' }), 400, 'invalid_request');
     const small = await sync({ ref: 'HEAD~1', version: '0.1.0' });
     expect(small.statusCode, small.body).toBe(202);

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  check,
   index,
   integer,
   jsonb,
@@ -79,7 +80,9 @@ export const deployKeys = pgTable(
 /**
  * A requested cut of one version: written by a pushed tag or by sync before the job runs, so the
  * version is claimed at once (`version_exists`) and a dropped job can be re-sent. The job turns it
- * into a `releases` row (`state = cut`) or records why it could not (`failed`).
+ * into a `releases` row (`state = cut`), into a release refused before any zip was made (`refused`:
+ * its tree passed a limit), or records why it could not (`failed`). Claims count against the
+ * listing's releases per day, so they are taken with the creator's row locked.
  */
 export const releaseCuts = pgTable(
   'release_cuts',
@@ -92,7 +95,7 @@ export const releaseCuts = pgTable(
     tag: text('tag').notNull(),
     commitSha: text('commit_sha').notNull(),
     trigger: text('trigger', { enum: ['push', 'sync'] }).notNull(),
-    state: text('state', { enum: ['queued', 'cut', 'failed'] })
+    state: text('state', { enum: ['queued', 'cut', 'refused', 'failed'] })
       .notNull()
       .default('queued'),
     failureReason: text('failure_reason'),
@@ -102,6 +105,7 @@ export const releaseCuts = pgTable(
   (table) => [
     uniqueIndex('release_cuts_listing_version').on(table.listingId, table.version),
     index('release_cuts_state').on(table.state),
+    index('release_cuts_listing_requested').on(table.listingId, table.requestedAt),
   ],
 );
 
@@ -109,6 +113,11 @@ export const releaseCuts = pgTable(
  * One release: the snapshot of a tagged commit and what inspection found. Rows are never deleted
  * (the public log keeps failing releases too) and `verdict` moves only from `pending`, once.
  * `major`/`minor`/`patch` order releases by version.
+ *
+ * The zip is content-addressed: `artifact_key` is `artifacts/sha256/<artifact_sha256>.zip`, written
+ * once and shared by every release whose zip has the same bytes. A release refused before its zip
+ * was made (its tree passed a limit) has no artifact at all and is `fail` from the start; the
+ * check constraint keeps every release that could be sold (`pending`, `pass`) with its zip.
  */
 export const releases = pgTable(
   'releases',
@@ -123,9 +132,9 @@ export const releases = pgTable(
     patch: integer('patch').notNull(),
     tag: text('tag').notNull(),
     commitSha: text('commit_sha').notNull(),
-    artifactKey: text('artifact_key').notNull(),
-    artifactSha256: text('artifact_sha256').notNull(),
-    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    artifactKey: text('artifact_key'),
+    artifactSha256: text('artifact_sha256'),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
     sbomKey: text('sbom_key'),
     publishedAt: at('published_at').notNull(),
     changelog: text('changelog').notNull(),
@@ -144,5 +153,10 @@ export const releases = pgTable(
   (table) => [
     uniqueIndex('releases_listing_version').on(table.listingId, table.version),
     index('releases_listing_order').on(table.listingId, table.major, table.minor, table.patch),
+    index('releases_artifact').on(table.artifactSha256),
+    check(
+      'releases_artifact_whole',
+      sql`(${table.artifactKey} is null) = (${table.artifactSha256} is null) and (${table.artifactKey} is null) = (${table.sizeBytes} is null) and (${table.artifactKey} is not null or ${table.verdict} = 'fail')`,
+    ),
   ],
 );
