@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
 import { repoPath } from '../git/repos.js';
-import { runGit } from '../git/run-git.js';
 import { type Listing, listingById } from '../listings/service.js';
 import { isAppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
+import { buildArtifact } from './artifact.js';
 import { RELEASE_INSPECTOR } from './inspection.js';
 import { assertWithinLimits } from './limits.js';
 import {
@@ -80,13 +78,13 @@ async function snapshot(
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'repo402-cut-'));
   try {
     const zip = path.join(tmp, 'artifact.zip');
-    // A commit id (not a ref) and a fixed prefix: the same commit always gives the same bytes.
-    await runGit(
-      ['archive', '--format=zip', `--prefix=${listing.slug}-${cut.version}/`, '-o', zip, cut.commitSha],
-      { gitDir },
-    );
-    const sha256 = await sha256File(zip);
-    const { size } = await stat(zip);
+    // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder.
+    const { sha256, sizeBytes: size } = await buildArtifact({
+      gitDir,
+      commit: cut.commitSha,
+      prefix: `${listing.slug}/`,
+      outFile: zip,
+    });
     const artifactKey = `releases/${listing.id}/${cut.version}/${listing.slug}-${cut.version}.zip`;
     await ctx.blobs.putFile(artifactKey, zip, 'application/zip');
     const changelog = await changelogFor(gitDir, cut, previous);
@@ -184,14 +182,4 @@ async function inspect(
   });
   // A new passing release changes what the listing's public documents show.
   if (recorded) announceListingChanged(listing.owner, listing.slug);
-}
-
-function sha256File(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(file)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')));
-  });
 }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { buildArtifact } from '../../src/releases/artifact.js';
 import { cutJob } from '../../src/releases/cut-job.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -122,27 +123,29 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
       components_touched: ['docs', 'src'],
     });
 
-    // The stored zip: its SHA-256 is artifact_sha256, its bytes are what git archive gives for the
-    // tag's commit, and its entries are the tagged tree under <slug>-<version>/.
+    // The stored zip: its SHA-256 is artifact_sha256, its bytes are the zip built from the creator's
+    // own clone of the tag (identical trees, identical zips), its entries the tagged tree under <slug>/.
     const row = (await findRelease(db, listing.id, '1.0.0'))!;
     const { stream } = await t.ctx.blobs.open(row.artifactKey);
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const zip = Buffer.concat(chunks);
     expect(createHash('sha256').update(zip).digest('hex')).toBe(v1.artifact_sha256);
-    const expected = await exec(
-      'git',
-      ['archive', '--format=zip', `--prefix=${listing.slug}-1.0.0/`, first],
-      { cwd: work.dir, encoding: 'buffer', maxBuffer: 1 << 24 },
-    );
-    expect(zip.equals(expected.stdout as unknown as Buffer)).toBe(true);
+    const expected = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'expected.zip');
+    await buildArtifact({
+      gitDir: path.join(work.dir, '.git'),
+      commit: first,
+      prefix: `${listing.slug}/`,
+      outFile: expected,
+    });
+    expect(zip.equals(await readFile(expected))).toBe(true);
     const zipFile = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'a.zip');
     await writeFile(zipFile, zip);
     const entries = (await exec('zipinfo', ['-1', zipFile])).stdout
       .split('\n')
       .filter((e) => e && !e.endsWith('/'));
     const tree = (await work.git('ls-tree', '-r', '--name-only', 'v1.0.0')).split('\n').filter(Boolean);
-    expect(entries.sort()).toEqual(tree.map((file) => `${listing.slug}-1.0.0/${file}`).sort());
+    expect(entries.sort()).toEqual(tree.map((file) => `${listing.slug}/${file}`).sort());
 
     // The SBOM the inspector returned is stored beside the artifact.
     const sbom = await t.ctx.blobs.open(row.sbomKey!);
