@@ -36,6 +36,8 @@ export interface TreeAnalysisInput {
   now: Date;
   /** Worker threads for the file pass; 0 runs everything in the calling thread. */
   workers?: number;
+  /** When run in a worker: stop it after this long. */
+  timeoutMs?: number;
 }
 
 /** Everything the repository alone tells; the database parts (originality, advisories) come after. */
@@ -58,10 +60,17 @@ export interface TreeAnalysis {
  * it runs on the HTTP event loop: listing ~20,000 entries, reading and scanning every file,
  * components, languages, path checks and the diff. `workers: 0` runs it in the calling thread.
  */
-export function analyseTreeOffThread(input: TreeAnalysisInput): Promise<TreeAnalysis> {
-  return input.workers === 0
-    ? analyseTree(input)
-    : runInWorker<TreeAnalysis>(new URL('./analyse-worker.js', import.meta.url), input);
+export async function analyseTreeOffThread(input: TreeAnalysisInput): Promise<TreeAnalysis> {
+  if (input.workers === 0) return analyseTree(input);
+  try {
+    return await runInWorker<TreeAnalysis>(
+      new URL('./analyse-worker.js', import.meta.url),
+      input,
+      input.timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`analysing the tree failed: ${(error as Error).message}`);
+  }
 }
 
 export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysis> {

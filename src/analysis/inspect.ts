@@ -64,6 +64,7 @@ export async function inspectRelease(
     earlierDates: input.previous.map((p) => p.publishedAt),
     now,
     workers: options.workers,
+    timeoutMs: options.workers === 0 ? undefined : ctx.config.cutWorkerTimeoutMs,
   });
 
   const originality = await recordAndCompareBlobs(db, {

@@ -9,10 +9,11 @@ type Answer<T> = { ok: true; result: T } | { ok: false; error: string };
 /**
  * Runs a worker module (`new URL('./x-worker.js', import.meta.url)`) on `data` and resolves with
  * what it answers through `answerParent`. CPU-heavy steps of a cut run this way, so the HTTP event
- * loop only ever waits for a message. Under tsx or vitest the sources are TypeScript: the worker
- * then loads them through tsx's loader.
+ * loop only ever waits for a message. After `timeoutMs` the worker (and any worker it started) is
+ * stopped and the promise rejects. Under tsx or vitest the sources are TypeScript: the worker then
+ * loads them through tsx's loader.
  */
-export function runInWorker<T>(workerModule: URL, data: unknown): Promise<T> {
+export function runInWorker<T>(workerModule: URL, data: unknown, timeoutMs?: number): Promise<T> {
   const typescript = import.meta.url.endsWith('.ts');
   const worker = typescript
     ? new Worker(
@@ -21,6 +22,13 @@ export function runInWorker<T>(workerModule: URL, data: unknown): Promise<T> {
       )
     : new Worker(workerModule, { workerData: data });
   return new Promise<T>((resolve, reject) => {
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            reject(new Error(`stopped after ${Math.round(timeoutMs / 1000)} s`));
+            void worker.terminate();
+          }, timeoutMs);
     worker.once('message', (answer: Answer<T>) => {
       if (answer.ok) resolve(answer.result);
       else reject(new Error(answer.error));
@@ -28,6 +36,7 @@ export function runInWorker<T>(workerModule: URL, data: unknown): Promise<T> {
     });
     worker.once('error', reject);
     worker.once('exit', (code) => {
+      clearTimeout(timer);
       if (code !== 0) reject(new Error(`worker exited with code ${code}`));
     });
   });

@@ -42,8 +42,19 @@ const UNSAFE_IN_NAME = /[\\\p{Cc}]/gu;
  * `..` component as `%2E`; should that collide with another name, the later entry is left out.
  * (Such releases fail the scan anyway; the zip is still safe to open.)
  */
-export function buildArtifact(input: ArtifactInput): Promise<Artifact> {
-  return runInWorker<Artifact>(new URL('./artifact-worker.js', import.meta.url), input);
+export async function buildArtifact(
+  input: ArtifactInput,
+  options: { timeoutMs?: number } = {},
+): Promise<Artifact> {
+  try {
+    return await runInWorker<Artifact>(
+      new URL('./artifact-worker.js', import.meta.url),
+      input,
+      options.timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`building the zip failed: ${(error as Error).message}`);
+  }
 }
 
 /** The zip itself, in the calling thread: `buildArtifact` runs it in a worker. */

@@ -79,12 +79,10 @@ async function snapshot(
   try {
     const zip = path.join(tmp, 'artifact.zip');
     // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder.
-    const { sha256, sizeBytes: size } = await buildArtifact({
-      gitDir,
-      commit: cut.commitSha,
-      prefix: `${listing.slug}/`,
-      outFile: zip,
-    });
+    const { sha256, sizeBytes: size } = await buildArtifact(
+      { gitDir, commit: cut.commitSha, prefix: `${listing.slug}/`, outFile: zip },
+      { timeoutMs: ctx.config.cutWorkerTimeoutMs },
+    );
     const artifactKey = `releases/${listing.id}/${cut.version}/${listing.slug}-${cut.version}.zip`;
     await ctx.blobs.putFile(artifactKey, zip, 'application/zip');
     const changelog = await changelogFor(gitDir, cut, previous);

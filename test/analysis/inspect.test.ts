@@ -25,7 +25,7 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
   const clock = new ManualClock();
   const open = async () => {
     database = await openTestDatabase(backend);
-    ctx = { database, clock } as unknown as AppContext;
+    ctx = { database, clock, config: { cutWorkerTimeoutMs: 120_000 } } as unknown as AppContext;
   };
   afterEach(async () => database?.close());
 

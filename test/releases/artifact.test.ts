@@ -196,6 +196,18 @@ describe('the release zip', () => {
     ]);
   });
 
+  it('stops a build that runs past its time limit', { timeout: 60_000 }, async () => {
+    const repo = await buildRepo([{ 'a.txt': 'a\n', 'b.bin': Buffer.alloc(4 * 1024 * 1024, 7) }]);
+    cleanups.push(repo.cleanup);
+    const outFile = path.join(await tmp(), 'slow.zip');
+    await expect(
+      buildArtifact(
+        { gitDir: path.join(repo.dir, '.git'), commit: repo.shas[0]!, prefix: 'x/', outFile },
+        { timeoutMs: 20 },
+      ),
+    ).rejects.toThrow('building the zip failed: stopped after 0 s');
+  });
+
   it('refuses an unknown commit without leaving a half-written answer', { timeout: 60_000 }, async () => {
     const repo = await buildRepo([{ 'a.txt': 'a\n' }]);
     cleanups.push(repo.cleanup);
