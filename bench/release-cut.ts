@@ -134,7 +134,11 @@ console.log(
 
 const database = await connectDatabase({ kind: 'pglite-memory' });
 await migrate(database);
-const ctx = { database, clock: { now: () => new Date() } } as unknown as Parameters<typeof inspectRelease>[0];
+const ctx = {
+  database,
+  clock: { now: () => new Date() },
+  config: { cutWorkerTimeoutMs: 600_000 },
+} as unknown as Parameters<typeof inspectRelease>[0];
 const zip = path.join(os.tmpdir(), 'repo402-bench.zip');
 const input = (version: string) => ({
   repoPath: repoDir,

@@ -108,6 +108,11 @@ const EnvSchema = z.object({
   PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
   /** How long a buy waits for the facilitator's settle before answering 504 settlement_timeout. */
   SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
+  /**
+   * A cut's zip and its analysis each run in a worker thread stopped after this long (a hostile
+   * file must not hold a core forever). Both fit in the cut job's 30-minute expiry.
+   */
+  CUT_WORKER_TIMEOUT_SECONDS: positiveInt.max(900).default(600),
   // Hosted repositories and blobs.
   /** Host name in hosted-repository remotes; defaults to the host of BASE_URL. */
   SSH_HOST: z
@@ -177,6 +182,8 @@ export interface Config {
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
   shutdownTimeoutMs: number;
+  /** How long a cut's zip or analysis worker may run before it is stopped. */
+  cutWorkerTimeoutMs: number;
   /** Whether `serve` also runs the background job workers. */
   workers: boolean;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
@@ -310,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     appSecret: e.APP_SECRET,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    cutWorkerTimeoutMs: e.CUT_WORKER_TIMEOUT_SECONDS * 1000,
     workers: e.WORKERS,
     rateLimits: {
       public: e.RATE_LIMIT_PUBLIC,

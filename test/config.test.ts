@@ -115,6 +115,14 @@ describe('loadConfig', () => {
     expect(loadConfig(mainnet).payments.payoutPrivateKey).toBe(key);
   });
 
+  it('stops cut workers after CUT_WORKER_TIMEOUT_SECONDS, within the cut job expiry', () => {
+    expect(loadConfig({}).cutWorkerTimeoutMs).toBe(600_000);
+    expect(loadConfig({ CUT_WORKER_TIMEOUT_SECONDS: '120' }).cutWorkerTimeoutMs).toBe(120_000);
+    for (const bad of ['0', '901', 'ten']) {
+      expect(() => loadConfig({ CUT_WORKER_TIMEOUT_SECONDS: bad })).toThrow(/CUT_WORKER_TIMEOUT_SECONDS=/);
+    }
+  });
+
   it('names every bad variable at once', () => {
     expect(() => loadConfig({ PORT: 'x', SSH_PORT: 'y' })).toThrow(/PORT=.*\n.*SSH_PORT=/s);
   });

@@ -39,6 +39,8 @@ export interface FileFacts {
 export interface PassResult {
   facts: FileFacts[];
   findings: Finding[];
+  /** Every symlink read, with its target text (the path checks resolve them over the whole tree). */
+  links: Array<{ path: string; target: string }>;
   kept: Array<{ path: string; text: string }>;
   hosts: Array<{ host: string; from: 'code' | 'docs'; path: string }>;
   env: Array<{ name: string; path: string }>;
@@ -92,6 +94,7 @@ export async function runFilePass(
   const facts: FileFacts[] = [];
   const findings: Finding[] = [];
   const kept: PassResult['kept'] = [];
+  const links: PassResult['links'] = [];
   const hosts: PassResult['hosts'] = [];
   const env: PassResult['env'] = [];
   const tools: PassResult['tools'] = [];
@@ -109,22 +112,21 @@ export async function runFilePass(
   let binarySkipped = 0;
   let bytesRead = 0;
 
+  const opaque = (index: number, binary: boolean): FileFacts => ({
+    index,
+    binary,
+    lines: 0,
+    sloc: 0,
+    language: null,
+    languageType: null,
+    test: false,
+    mcpServer: false,
+    shebang: false,
+  });
   const readable: PassFile[] = [];
   for (const f of files) {
-    if (f.size <= MAX_FILE_BYTES && f.mode !== '120000') readable.push(f);
-    else {
-      facts.push({
-        index: f.index,
-        binary: f.mode !== '120000',
-        lines: 0,
-        sloc: 0,
-        language: null,
-        languageType: null,
-        test: false,
-        mcpServer: false,
-        shebang: false,
-      });
-    }
+    if (f.size <= MAX_FILE_BYTES) readable.push(f);
+    else facts.push(opaque(f.index, f.mode !== '120000'));
   }
 
   await readBlobs(
@@ -133,19 +135,15 @@ export async function runFilePass(
     (i, content) => {
       const file = readable[i]!;
       bytesRead += content.length;
+      // A symlink's blob is its target: a path, not content to analyse.
+      if (file.mode === '120000') {
+        links.push({ path: file.path, target: content.toString('utf8') });
+        facts.push(opaque(file.index, false));
+        return;
+      }
       if (isBinary(content)) {
         binarySkipped++;
-        facts.push({
-          index: file.index,
-          binary: true,
-          lines: 0,
-          sloc: 0,
-          language: null,
-          languageType: null,
-          test: false,
-          mcpServer: false,
-          shebang: false,
-        });
+        facts.push(opaque(file.index, true));
         return;
       }
       filesScanned++;
@@ -239,6 +237,7 @@ export async function runFilePass(
   return {
     facts,
     findings,
+    links,
     kept,
     hosts,
     env,

@@ -1,7 +1,7 @@
 import { spawnGit } from '../git/run-git.js';
 import { DEFAULT_TREE_LIMITS, type TreeEntry, type TreeLimits, walkTree } from '../git/tree.js';
 
-export type { TreeEntry } from '../git/tree.js';
+export type { TreeEntry, TreeLimits } from '../git/tree.js';
 
 /**
  * Every file of the commit's tree (blobs and symlinks; submodules are not files of the artifact).

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { releaseBlobSets, releaseBlobs } from '../db/schema/index.js';
@@ -11,9 +12,11 @@ export interface Originality {
 }
 
 export const DERIVATIVE_THRESHOLD = 0.9;
-/** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */
-export const MIN_BLOB_BYTES = 64;
-const INSERT_BATCH = 10_000;
+/**
+ * Rows per statement. On the embedded database every statement runs on the main thread; small
+ * ones with a turn of the event loop between them keep a 20,000-blob release from stalling the API.
+ */
+const BATCH = 100;
 
 /**
  * Records this release's blob SHAs (once: a retried cut keeps the first recording) and measures
@@ -25,8 +28,23 @@ export async function recordAndCompareBlobs(
   input: { listingId: string; channel: string; version: string; recordedAt: Date; blobShas: string[] },
 ): Promise<Originality> {
   const shas = [...new Set(input.blobShas)];
-  await db.transaction(async (tx) => {
-    const inserted = await tx
+  const release = and(eq(releaseBlobs.listingId, input.listingId), eq(releaseBlobs.version, input.version));
+  if (!(await blobSetRecorded(db, input))) {
+    // The set row is written last and marks the recording complete: no long transaction holds the
+    // embedded database's one connection, and a run cut short leaves rows no query counts (every
+    // query joins the set), which the next run clears before recording again.
+    await db.delete(releaseBlobs).where(release);
+    for (let i = 0; i < shas.length; i += BATCH) {
+      await db
+        .insert(releaseBlobs)
+        .values(
+          shas
+            .slice(i, i + BATCH)
+            .map((blobSha) => ({ listingId: input.listingId, version: input.version, blobSha })),
+        );
+      await yieldToLoop();
+    }
+    await db
       .insert(releaseBlobSets)
       .values({
         listingId: input.listingId,
@@ -35,26 +53,10 @@ export async function recordAndCompareBlobs(
         blobsTotal: shas.length,
         recordedAt: input.recordedAt,
       })
-      .onConflictDoNothing()
-      .returning({ version: releaseBlobSets.version });
-    if (inserted.length === 0) return;
-    for (let i = 0; i < shas.length; i += INSERT_BATCH) {
-      await tx
-        .insert(releaseBlobs)
-        .values(
-          shas
-            .slice(i, i + INSERT_BATCH)
-            .map((blobSha) => ({ listingId: input.listingId, version: input.version, blobSha })),
-        )
-        .onConflictDoNothing();
-    }
-  });
-  const [set] = await db
-    .select({ recordedAt: releaseBlobSets.recordedAt })
-    .from(releaseBlobSets)
-    .where(and(eq(releaseBlobSets.listingId, input.listingId), eq(releaseBlobSets.version, input.version)));
+      .onConflictDoNothing();
+  }
   const total = shas.length;
-  if (total === 0 || !set)
+  if (total === 0)
     return {
       blob_overlap_ratio: 0,
       blobs_seen_elsewhere: 0,
@@ -63,24 +65,27 @@ export async function recordAndCompareBlobs(
       derivative_of: null,
     };
 
-  const rows = await db.execute<{ listing_id: string; channel: string; blob_sha: string }>(sql`
-    with mine as (
-      select b.blob_sha, min(s.recorded_at) as first_seen
-      from ${releaseBlobs} b join ${releaseBlobSets} s on s.listing_id = b.listing_id and s.version = b.version
-      where b.listing_id = ${input.listingId} and b.blob_sha in (
-        select blob_sha from ${releaseBlobs} where listing_id = ${input.listingId} and version = ${input.version}
-      )
-      group by b.blob_sha
-    )
-    select distinct o.listing_id, os.channel, o.blob_sha
-    from mine m
-    join ${releaseBlobs} o on o.blob_sha = m.blob_sha and o.listing_id <> ${input.listingId}
-    join ${releaseBlobSets} os on os.listing_id = o.listing_id and os.version = o.version
-    where os.recorded_at < m.first_seen
-  `);
+  // Other listings' recordings of these blobs made before this listing first recorded each one.
+  const rows: Array<{ listing_id: string; channel: string; blob_sha: string }> = [];
+  for (let i = 0; i < shas.length; i += BATCH) {
+    const result = await db.execute(sql`
+      select distinct o.listing_id, os.channel, o.blob_sha
+      from ${releaseBlobs} o
+      join ${releaseBlobSets} os on os.listing_id = o.listing_id and os.version = o.version
+      where o.blob_sha in ${shas.slice(i, i + BATCH)} and o.listing_id <> ${input.listingId}
+        and os.recorded_at < (
+          select min(s.recorded_at)
+          from ${releaseBlobs} b
+          join ${releaseBlobSets} s on s.listing_id = b.listing_id and s.version = b.version
+          where b.listing_id = ${input.listingId} and b.blob_sha = o.blob_sha
+        )
+    `);
+    rows.push(...rowsOf<{ listing_id: string; channel: string; blob_sha: string }>(result));
+    await yieldToLoop();
+  }
   const perListing = new Map<string, { channel: string; count: number }>();
   const elsewhere = new Set<string>();
-  for (const row of rowsOf<{ listing_id: string; channel: string; blob_sha: string }>(rows)) {
+  for (const row of rows) {
     elsewhere.add(row.blob_sha);
     const entry = perListing.get(row.listing_id) ?? { channel: row.channel, count: 0 };
     entry.count++;
@@ -102,6 +107,14 @@ export async function recordAndCompareBlobs(
     nearest_listing: nearest?.channel ?? null,
     derivative_of: nearest && ratio >= DERIVATIVE_THRESHOLD ? nearest.channel : null,
   };
+}
+
+async function blobSetRecorded(db: Db, input: { listingId: string; version: string }): Promise<boolean> {
+  const [set] = await db
+    .select({ version: releaseBlobSets.version })
+    .from(releaseBlobSets)
+    .where(and(eq(releaseBlobSets.listingId, input.listingId), eq(releaseBlobSets.version, input.version)));
+  return set !== undefined;
 }
 
 /** node-postgres returns `{rows}`, PGlite's drizzle driver too; normalise. */

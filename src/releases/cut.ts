@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
 import { repoPath } from '../git/repos.js';
-import { runGit } from '../git/run-git.js';
 import { type Listing, listingById } from '../listings/service.js';
 import type { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
 import { SCANNER_VERSION } from '../scan/report.js';
+import { buildArtifact } from './artifact.js';
 import { RELEASE_INSPECTOR } from './inspection.js';
-import { assertArtifactFits, assertWithinLimits, isRefusal } from './limits.js';
+import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import {
   findCut,
@@ -107,7 +105,17 @@ async function snapshot(
     // Before any git command that reads the whole tree: a tree bomb stops here.
     await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
     const zip = path.join(tmp, 'artifact.zip');
-    const artifact = await buildZip(gitDir, listing.slug, cut.commitSha, zip);
+    // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder.
+    const artifact = await buildArtifact(
+      {
+        gitDir,
+        commit: cut.commitSha,
+        prefix: `${listing.slug}/`,
+        outFile: zip,
+        treeLimits: treeLimits(ctx.config),
+      },
+      { timeoutMs: ctx.config.cutWorkerTimeoutMs },
+    );
     const changelog = await changelogFor(gitDir, cut, previous);
     const diffSummary = summarise(await diffFiles(gitDir, previous?.commitSha, cut.commitSha));
     const stored = await storedArtifact(db, artifact.sha256);
@@ -135,21 +143,6 @@ async function snapshot(
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-}
-
-/**
- * The zip of the commit's tree under `<slug>/` in `file`, with its SHA-256 and size: a commit id
- * (not a ref) and a fixed prefix, so the same commit always gives the same bytes and releases of
- * one commit share one stored zip.
- */
-async function buildZip(
-  gitDir: string,
-  slug: string,
-  commit: string,
-  file: string,
-): Promise<{ sha256: string; sizeBytes: number }> {
-  await runGit(['archive', '--format=zip', `--prefix=${slug}/`, '-o', file, commit], { gitDir });
-  return { sha256: await sha256File(file), sizeBytes: (await stat(file)).size };
 }
 
 /** Records a release refused for a limit: in the log like any failing release, with no zip. */
@@ -247,6 +240,7 @@ async function inspect(
       commitSha: row.commitSha,
       publishedAt: row.publishedAt,
     })),
+    treeLimits: treeLimits(ctx.config),
   });
   let sbomKey: string | null = null;
   if (result.sbom !== null) {
@@ -264,14 +258,4 @@ async function inspect(
   });
   // A new passing release changes what the listing's public documents show.
   if (recorded) announceListingChanged(listing.owner, listing.slug);
-}
-
-function sha256File(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(file)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')));
-  });
 }

@@ -1,5 +1,6 @@
 import { inspectRelease } from '../analysis/inspect.js';
 import type { AppContext } from '../context.js';
+import type { TreeLimits } from '../git/tree.js';
 
 /**
  * The seam between the release cut and analysis/scanning. The cut snapshots a commit and records
@@ -16,6 +17,8 @@ export interface InspectionInput {
   publishedAt: Date;
   /** Earlier cut releases of this listing, oldest first. */
   previous: Array<{ version: string; commitSha: string; publishedAt: Date }>;
+  /** The configured tree limits. */
+  treeLimits: TreeLimits;
 }
 
 export interface InspectionResult {

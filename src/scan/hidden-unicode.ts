@@ -23,6 +23,9 @@ const isZeroWidth = (cp: number) =>
   cp === 0x180e;
 const isVariationSelector = (cp: number) =>
   (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
+/** Every code point this module looks for: a path or name holding one is shown escaped. */
+export const isHiddenCodePoint = (cp: number) =>
+  isTag(cp) || isBidiControl(cp) || isBidiMark(cp) || isZeroWidth(cp) || isVariationSelector(cp);
 const isPictographic = (ch: string | undefined) =>
   ch !== undefined && /\p{Extended_Pictographic}|\p{Emoji_Modifier}/u.test(ch);
 const RTL_LETTER = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/;

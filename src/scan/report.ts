@@ -1,5 +1,6 @@
 import { listing } from '../analysis/components.js';
 import { isLocalHost } from './capabilities.js';
+import { escapeDisplay } from './paths.js';
 import {
   type Capabilities,
   CHECK_IDS,
@@ -29,8 +30,9 @@ export function summariseCapabilities(input: CapabilityInput): {
   findings: Finding[];
 } {
   const hostMap = new Map<string, { host: string; local: boolean; from: 'code' | 'docs'; paths: string[] }>();
-  for (const { host, from, path } of input.hosts) {
+  for (const { host, from, path: raw } of input.hosts) {
     const key = `${from}\0${host}`;
+    const path = escapeDisplay(raw);
     const entry = hostMap.get(key) ?? { host, local: isLocalHost(host), from, paths: [] };
     if (entry.paths.length < MAX_PATHS && !entry.paths.includes(path)) entry.paths.push(path);
     hostMap.set(key, entry);
@@ -39,7 +41,8 @@ export function summariseCapabilities(input: CapabilityInput): {
     .sort((a, b) => a.from.localeCompare(b.from) || a.host.localeCompare(b.host))
     .slice(0, MAX_HOSTS);
   const envMap = new Map<string, string[]>();
-  for (const { name, path } of input.env) {
+  for (const { name, path: raw } of input.env) {
+    const path = escapeDisplay(raw);
     const paths = envMap.get(name) ?? [];
     if (paths.length < MAX_PATHS && !paths.includes(path)) paths.push(path);
     envMap.set(name, paths);
@@ -126,7 +129,10 @@ export interface CheckMeta {
   packages?: number;
 }
 
-/** Check statuses, tier counts and the verdict: `fail` exactly when a blocking finding exists. */
+/**
+ * Check statuses, tier counts and the verdict: `fail` exactly when a blocking finding exists. Every
+ * finding's path is escaped here, once for every place that shows it (scan report, manifest, label).
+ */
 export function assembleReport(input: {
   findings: Finding[];
   capabilities: Capabilities;
@@ -137,14 +143,16 @@ export function assembleReport(input: {
 }): ScanReport {
   const at = input.at.toISOString();
   const tierOrder = { blocking: 0, review: 1, disclosed: 2 };
-  const findings = [...input.findings].sort(
-    (a, b) =>
-      tierOrder[a.tier] - tierOrder[b.tier] ||
-      CHECK_IDS.indexOf(a.check) - CHECK_IDS.indexOf(b.check) ||
-      (a.path ?? '').localeCompare(b.path ?? '') ||
-      (a.line ?? 0) - (b.line ?? 0) ||
-      a.rule_id.localeCompare(b.rule_id),
-  );
+  const findings = input.findings
+    .map((f) => (f.path === undefined ? f : { ...f, path: escapeDisplay(f.path) }))
+    .sort(
+      (a, b) =>
+        tierOrder[a.tier] - tierOrder[b.tier] ||
+        CHECK_IDS.indexOf(a.check) - CHECK_IDS.indexOf(b.check) ||
+        (a.path ?? '').localeCompare(b.path ?? '') ||
+        (a.line ?? 0) - (b.line ?? 0) ||
+        a.rule_id.localeCompare(b.rule_id),
+    );
   const checks: CheckResult[] = CHECK_IDS.map((id) => {
     const own = findings.filter((f) => f.check === id);
     const status = own.some((f) => f.tier === 'blocking') ? 'fail' : own.length > 0 ? 'findings' : 'pass';

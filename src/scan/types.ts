@@ -35,12 +35,14 @@ export interface Finding {
     | 'behaviour'
     | 'capability'
     | 'hidden_unicode'
-    | 'injection';
+    | 'injection'
+    | 'path';
   check: CheckId;
   tier: Tier;
   rule_id: string;
   severity: Severity;
   description: string;
+  /** Shown escaped (`escapeDisplay`): backslashes, control and invisible characters as `\\`, `\n`, `\u202e`. */
   path?: string;
   line?: number;
   package?: PackageRef;

@@ -25,7 +25,7 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
   const clock = new ManualClock();
   const open = async () => {
     database = await openTestDatabase(backend);
-    ctx = { database, clock } as unknown as AppContext;
+    ctx = { database, clock, config: { cutWorkerTimeoutMs: 120_000 } } as unknown as AppContext;
   };
   afterEach(async () => database?.close());
 
@@ -189,6 +189,52 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
     expect(shown).not.toHaveProperty('hint');
     expect(publicScan.findings.every((f) => !('line' in f))).toBe(true);
     expect(publicScan.counts).toEqual(result.scan.counts);
+  });
+
+  it('blocks the hostile paths of issue 13: escaping links, backslashes, control and bidi characters in names', async () => {
+    await open();
+    const { dir, shas } = await repo({
+      'README.md': '# Hostile\n',
+      'docs/guide.md': 'Guide\n',
+      passwd: { symlink: '/etc/passwd' },
+      shadow: { symlink: '../../../../etc/shadow' },
+      root: { symlink: '/' },
+      latest: { symlink: 'docs/guide.md' },
+      'back\\..\\..\\win-evil.bat': 'echo evil\n',
+      'invoice\u202egnp.exe': 'not really\n',
+      'notes\nforged.txt': 'forged\n',
+    });
+    const result = await inspectRelease(ctx, input(dir, shas[0]!), { workers: 0 });
+    expect(result.verdict).toBe('fail');
+    const shown = (tier: string) =>
+      result.scan.findings
+        .filter((f) => f.tier === tier)
+        .map((f) => [f.check, f.rule_id, f.path])
+        .sort((a, b) => `${a}`.localeCompare(`${b}`));
+    expect(shown('blocking')).toEqual([
+      ['injection', 'path-bidi-control', 'invoice\\u202egnp.exe'],
+      ['injection', 'path-control-character', 'notes\\nforged.txt'],
+      ['limits', 'path-backslash', 'back\\\\..\\\\..\\\\win-evil.bat'],
+      ['limits', 'symlink-escape', 'passwd'],
+      ['limits', 'symlink-escape', 'root'],
+      ['limits', 'symlink-escape', 'shadow'],
+    ]);
+    expect(shown('disclosed').filter(([, rule]) => rule === 'symlink')).toEqual([
+      ['limits', 'symlink', 'latest'],
+      ['limits', 'symlink', 'passwd'],
+      ['limits', 'symlink', 'root'],
+      ['limits', 'symlink', 'shadow'],
+    ]);
+    expect(
+      result.scan.findings.find((f) => f.rule_id === 'symlink' && f.path === 'shadow')!.description,
+    ).toBe('Symlink to ../../../../etc/shadow');
+    expect(result.scan.checks.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual([
+      'limits',
+      'injection',
+    ]);
+    // Public and private reports alike show no raw control or bidi character in any path.
+    for (const finding of toPublicScan(result.scan).findings)
+      expect(finding.path ?? '').not.toMatch(/[\p{Cc}\u202a-\u202e\u2066-\u2069]/u);
   });
 
   it('refuses an unknown commit and an unknown previous commit without recording anything', async () => {

@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { buildArtifact } from '../../src/releases/artifact.js';
 import { cutJob } from '../../src/releases/cut-job.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -13,8 +15,6 @@ import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../paymen
 import { commitFile, eventually, gitOverSsh, workRepo } from '../releases/support.js';
 import { SECRET_SAMPLES } from '../scan/secret-samples.js';
 import { freePort } from '../support/process.js';
-
-const exec = promisify(execFile);
 
 /**
  * The whole product with nothing stood in: a creator pushes tags over SSH, the real analysis and
@@ -154,12 +154,15 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     expect(grant.version).toBe('1.0.0');
     const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
     expect(createHash('sha256').update(zip).digest('hex')).toBe(grant.artifact_sha256);
-    const expected = await exec('git', ['archive', '--format=zip', `--prefix=${listing.slug}/`, 'v1.0.0'], {
-      cwd: work.dir,
-      encoding: 'buffer',
-      maxBuffer: 1 << 24,
+    // Identical trees give identical zips: the one built from the creator's own clone.
+    const expected = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'expected.zip');
+    await buildArtifact({
+      gitDir: path.join(work.dir, '.git'),
+      commit: 'v1.0.0',
+      prefix: `${listing.slug}/`,
+      outFile: expected,
     });
-    expect(zip.equals(expected.stdout as unknown as Buffer)).toBe(true);
+    expect(zip.equals(await readFile(expected))).toBe(true);
     expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(6_000_000n);
   });
 

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { buildArtifact } from '../../src/releases/artifact.js';
 import { cutJob } from '../../src/releases/cut-job.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -122,8 +123,8 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
       components_touched: ['docs', 'src'],
     });
 
-    // The stored zip: its SHA-256 is artifact_sha256, its bytes are what git archive gives for the
-    // tag's commit, and its entries are the tagged tree under <slug>/.
+    // The stored zip: its SHA-256 is artifact_sha256, its bytes are the zip built from the creator's
+    // own clone of the tag (identical trees, identical zips), its entries the tagged tree under <slug>/.
     const row = (await findRelease(db, listing.id, '1.0.0'))!;
     expect(row.artifactKey).toBe(`artifacts/sha256/${v1.artifact_sha256}.zip`);
     const { stream } = await t.ctx.blobs.open(row.artifactKey!);
@@ -131,12 +132,14 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const zip = Buffer.concat(chunks);
     expect(createHash('sha256').update(zip).digest('hex')).toBe(v1.artifact_sha256);
-    const expected = await exec('git', ['archive', '--format=zip', `--prefix=${listing.slug}/`, first], {
-      cwd: work.dir,
-      encoding: 'buffer',
-      maxBuffer: 1 << 24,
+    const expected = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'expected.zip');
+    await buildArtifact({
+      gitDir: path.join(work.dir, '.git'),
+      commit: first,
+      prefix: `${listing.slug}/`,
+      outFile: expected,
     });
-    expect(zip.equals(expected.stdout as unknown as Buffer)).toBe(true);
+    expect(zip.equals(await readFile(expected))).toBe(true);
     const zipFile = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-zip-')), 'a.zip');
     await writeFile(zipFile, zip);
     const entries = (await exec('zipinfo', ['-1', zipFile])).stdout

@@ -1,0 +1,228 @@
+import path from 'node:path';
+import { installBehaviour } from '../scan/behaviour.js';
+import { checkLimits, withinTotals } from '../scan/limits.js';
+import { checkPaths } from '../scan/paths.js';
+import { summariseCapabilities } from '../scan/report.js';
+import type { Capabilities, Finding } from '../scan/types.js';
+import { analyseCadence, cadenceSentence } from './cadence.js';
+import { analyseComponents, type ComponentFile, componentsTouched, inventorySentence } from './components.js';
+import { analyseDependencies, type Dependency } from './dependencies.js';
+import { type DiffSummary, diffCommits } from './diff.js';
+import { engineeringMetrics } from './engineering.js';
+import type { FileFacts, PassResult } from './file-pass.js';
+import { listTree, type TreeLimits } from './git.js';
+import { extensionOf, isGenerated, isVendored } from './languages.js';
+import { analyseLicence } from './licence.js';
+import { findReadme, renderReadme } from './readme.js';
+import { buildSbom } from './sbom.js';
+import { runInWorker } from './threads.js';
+import { runTreePass } from './tree-pass.js';
+import type { Computed } from './types.js';
+
+export const ANALYZER_VERSION = '1.0.0';
+/** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */
+const MIN_BLOB_BYTES = 64;
+
+export interface TreeAnalysisInput {
+  repoPath: string;
+  commit: string;
+  /** The previous release's commit: the diff is taken against it (else the whole tree is new). */
+  previousCommit?: string;
+  channel: string;
+  version: string;
+  publishedAt: Date;
+  /** Publication dates of the earlier releases, oldest first. */
+  earlierDates: Date[];
+  now: Date;
+  /** The configured tree limits (the defaults when omitted). */
+  treeLimits?: TreeLimits;
+  /** Worker threads for the file pass; 0 runs everything in the calling thread. */
+  workers?: number;
+  /** When run in a worker: stop it after this long. */
+  timeoutMs?: number;
+}
+
+/** Everything the repository alone tells; the database parts (originality, advisories) come after. */
+export interface TreeAnalysis {
+  computed: Omit<Computed, 'originality'>;
+  /** Findings of every check that reads only the tree (not `known_vulns` / `known_malware`). */
+  findings: Finding[];
+  capabilities: Capabilities;
+  dependencies: Dependency[];
+  /** Blobs large enough to say something about copying, for originality. */
+  blobShas: string[];
+  filesScanned: number;
+  binarySkipped: number;
+  sbom: string | null;
+  diffSummary: DiffSummary;
+}
+
+/**
+ * The tree's analysis in a worker thread (which starts the file-pass workers in turn), so none of
+ * it runs on the HTTP event loop: listing ~20,000 entries, reading and scanning every file,
+ * components, languages, path checks and the diff. `workers: 0` runs it in the calling thread.
+ */
+export async function analyseTreeOffThread(input: TreeAnalysisInput): Promise<TreeAnalysis> {
+  if (input.workers === 0) return analyseTree(input);
+  try {
+    return await runInWorker<TreeAnalysis>(
+      new URL('./analyse-worker.js', import.meta.url),
+      input,
+      input.timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`analysing the tree failed: ${(error as Error).message}`);
+  }
+}
+
+export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysis> {
+  const entries = await listTree(input.repoPath, input.commit, input.treeLimits);
+  const changes = input.previousCommit
+    ? diffCommits(input.repoPath, input.previousCommit, input.commit)
+    : undefined;
+  changes?.catch(() => {});
+
+  // Past the size limits the release is blocked anyway: skip reading contents.
+  const passes: PassResult[] = withinTotals(entries)
+    ? await runTreePass(
+        input.repoPath,
+        entries.map((e, index) => ({ ...e, index })),
+        input.workers,
+      )
+    : [];
+  const facts = new Array<FileFacts | undefined>(entries.length);
+  for (const pass of passes) for (const f of pass.facts) facts[f.index] = f;
+  const kept = new Map<string, string>();
+  for (const pass of passes) for (const k of pass.kept) kept.set(k.path, k.text);
+  const links = new Map<string, string>();
+  for (const pass of passes) for (const l of pass.links) links.set(l.path, l.target);
+
+  const files = entries.map((entry, i) => {
+    const fact = facts[i];
+    return { ...entry, binary: fact?.binary ?? false, fact };
+  });
+  const analysed = files.filter((f) => !isVendored(f.path) && !isGenerated(f.path));
+  const languages: Record<string, number> = {};
+  let linesOfCode = 0;
+  let codeFiles = 0;
+  for (const file of analysed) {
+    const fact = file.fact;
+    if (!fact?.language || fact.languageType === 'data') continue;
+    languages[fact.language] = (languages[fact.language] ?? 0) + file.size;
+    if (fact.languageType === 'programming' || fact.languageType === 'markup') linesOfCode += fact.sloc;
+    if (fact.languageType === 'programming') codeFiles++;
+  }
+  const extensions: Record<string, number> = {};
+  for (const file of files) {
+    const ext = extensionOf(file.path);
+    extensions[ext] = (extensions[ext] ?? 0) + 1;
+  }
+
+  const readmePath = findReadme(kept.keys());
+  const readmeText = readmePath ? kept.get(readmePath) : undefined;
+  const deps = analyseDependencies(kept);
+  const componentFiles: ComponentFile[] = analysed.map((f) => ({
+    path: f.path,
+    mode: f.mode,
+    binary: f.binary,
+    languageType: f.fact?.languageType ?? null,
+    test: f.fact?.test ?? false,
+    mcpServer: f.fact?.mcpServer ?? false,
+    shebang: f.fact?.shebang ?? false,
+  }));
+  const components = analyseComponents(componentFiles, kept);
+  const cadence = analyseCadence([...input.earlierDates, input.publishedAt], input.now, readmeText);
+  const engineering = engineeringMetrics(passes, {
+    codeFiles,
+    testFiles: files.filter((f) => f.fact?.test).length,
+  });
+
+  const diff = changes
+    ? await changes
+    : {
+        added: entries.map((e) => e.path),
+        changed: [],
+        removed: [],
+        additions: files.reduce((n, f) => n + (f.fact && !f.fact.binary ? f.fact.lines : 0), 0),
+        deletions: 0,
+      };
+  const behaviour = installBehaviour(
+    kept,
+    entries.map((e) => e.path),
+  );
+  const capabilityScan = summariseCapabilities({
+    hosts: passes.flatMap((p) => p.hosts),
+    env: passes.flatMap((p) => p.env),
+    tools: passes.flatMap((p) => p.tools),
+    runs: [...behaviour.runs, ...components.runs],
+    installRuns: behaviour.findings.length > 0,
+  });
+
+  const sbomAvailable = deps.manifests.length > 0;
+  return {
+    computed: {
+      artifact_class: components.artifactClass,
+      component_inventory: components.inventory,
+      file_count: entries.length,
+      dir_depth: entries.reduce((max, e) => Math.max(max, e.path.split('/').length - 1), 0),
+      bytes_text: files.reduce((n, f) => n + (f.binary ? 0 : f.size), 0),
+      bytes_binary: files.reduce((n, f) => n + (f.binary ? f.size : 0), 0),
+      lines_of_code: linesOfCode,
+      languages: Object.fromEntries(
+        Object.entries(languages).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
+      ),
+      tree: files.map((f) => ({ path: f.path, size: f.size, binary: f.binary })),
+      readme_html:
+        readmePath && readmeText !== undefined
+          ? renderReadme(readmeText, path.posix.basename(readmePath))
+          : '',
+      dependencies: deps.dependencies,
+      licence: analyseLicence(kept),
+      cadence_sentence: cadenceSentence(cadence),
+      inventory_sentence: inventorySentence(components, entries.length, languages),
+      engineering,
+      cadence,
+      extensions: Object.fromEntries(
+        Object.entries(extensions).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
+      ),
+      warnings: sbomAvailable ? [] : ['sbom_unavailable'],
+      repo_meta: null,
+      owner: null,
+      computed_at: input.now.toISOString(),
+      analyzer_version: ANALYZER_VERSION,
+    },
+    findings: [
+      ...checkLimits(entries),
+      ...checkPaths(entries, links),
+      ...passes.flatMap((p) => p.findings),
+      ...behaviour.findings,
+      ...capabilityScan.findings,
+    ],
+    capabilities: capabilityScan.capabilities,
+    dependencies: deps.dependencies,
+    blobShas: entries.filter((e) => e.size >= MIN_BLOB_BYTES && e.mode !== '120000').map((e) => e.sha),
+    filesScanned: passes.reduce((n, p) => n + p.filesScanned, 0),
+    binarySkipped: passes.reduce((n, p) => n + p.binarySkipped, 0),
+    sbom: sbomAvailable
+      ? buildSbom({
+          channel: input.channel,
+          version: input.version,
+          publishedAt: input.publishedAt,
+          dependencies: deps.dependencies,
+          toolVersion: ANALYZER_VERSION,
+        })
+      : null,
+    diffSummary: {
+      files_added: diff.added.length,
+      files_changed: diff.changed.length,
+      files_removed: diff.removed.length,
+      additions: diff.additions,
+      deletions: diff.deletions,
+      components_touched: componentsTouched(components.components, [
+        ...diff.added,
+        ...diff.changed,
+        ...diff.removed,
+      ]),
+    },
+  };
+}
