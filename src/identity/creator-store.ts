@@ -15,7 +15,7 @@ export async function insertCreator(
   return inserted;
 }
 
-/** Locks the creator's row until the transaction ends: key issuance and rotation take turns. */
+/** Locks the creator's row until the transaction ends (see `lockCreator` in creators.ts). */
 export async function lockCreator(db: Db, creatorId: string): Promise<void> {
   await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
 }

@@ -10,7 +10,15 @@ import {
   findCreatorRowByHandle,
   latestChangeInForce,
   listChanges,
+  lockCreator,
 } from './creator-store.js';
+
+/**
+ * Locks the creator's row until the caller's transaction ends: whatever is counted then written
+ * per creator (listings under the unpublished cap, release claims and stored bytes, key issuance)
+ * is decided one at a time, across processes.
+ */
+export { lockCreator };
 
 /** Payout address and abuse contact changes come into force this long after they are requested. */
 export const CHANGE_DELAY_MS = 48 * 60 * 60 * 1000;

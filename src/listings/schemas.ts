@@ -163,7 +163,7 @@ export const ListingSchema = z
       .optional()
       .meta({
         description:
-          'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (for example repo_too_large)',
+          'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (a release refused for a limit is not here: it is a failing release with its report)',
       }),
     latest_release: ListingReleaseSchema.nullable().meta({
       description: 'The newest release whose scan is `pass`',

@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import { provisionRepo, repoPath } from '../git/repos.js';
 import { runGit } from '../git/run-git.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
+import { lockCreator } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
@@ -14,7 +15,6 @@ import {
   insertListing,
   type ListingRow,
   listListings,
-  lockCreator,
   lockListing,
   revokeDeployKeys,
   updateListing,

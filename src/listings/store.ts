@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { creators, deployKeys, listings } from '../db/schema/index.js';
+import { deployKeys, listings } from '../db/schema/index.js';
 
 export type ListingRow = typeof listings.$inferSelect;
 export type DeployKeyRow = typeof deployKeys.$inferSelect;
@@ -36,14 +36,6 @@ export async function findListingByOwnerSlug(
     .from(listings)
     .where(and(eq(listings.owner, owner), eq(listings.slug, slug)));
   return row;
-}
-
-/**
- * Serialises listing creation per creator (the unpublished-listing cap is a count then an insert):
- * a row lock on the creator inside the caller's transaction.
- */
-export async function lockCreator(db: Db, creatorId: string): Promise<void> {
-  await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
 }
 
 export async function countDrafts(db: Db, creatorId: string): Promise<number> {

@@ -264,7 +264,7 @@ export function registerPaymentRoutes(app: App, ctx: AppContext): void {
       reply
         .header('content-type', 'application/zip')
         .header('content-length', String(sizeBytes))
-        // The zip's own top folder is `<slug>-<version>/` (the release cut's archive prefix).
+        // The zip's own top folder is `<slug>/` (identical trees, identical zips); the name carries the version.
         .header('content-disposition', `attachment; filename="${listing.slug}-${release.version}.zip"`)
         .header('x-artifact-sha256', release.artifactSha256)
         .header('cache-control', 'private, no-store');

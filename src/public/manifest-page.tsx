@@ -6,6 +6,7 @@ import { renderPage } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { recentReleases } from '../releases/releases.js';
 import type { ReleaseBody } from '../releases/views.js';
+import { escapeDisplay } from '../scan/paths.js';
 import { API_CATALOG_LINK } from './catalog.js';
 import { findManifest, listingUrls, type ManifestView } from './manifest.js';
 import { OwnerSlugParams } from './schemas.js';
@@ -219,7 +220,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                     {computed.tree.slice(0, TREE_ROWS).map((file) => (
                       <tr>
                         <td>
-                          <code>{file.path}</code>
+                          <code>{escapeDisplay(file.path)}</code>
                         </td>
                         <td class="num">{file.binary ? 'binary' : `${file.size} B`}</td>
                       </tr>

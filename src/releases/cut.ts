@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
 import { repoPath } from '../git/repos.js';
+import { lockCreator } from '../identity/creators.js';
 import { type Listing, listingById } from '../listings/service.js';
 import type { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
@@ -17,7 +18,6 @@ import {
   findRelease,
   finishCut,
   insertRelease,
-  lockCreator,
   otherCuts,
   type ReleaseCutRow,
   type ReleaseRow,

@@ -1,10 +1,11 @@
 import type { AppContext } from '../context.js';
 import { listTags } from '../git/refs.js';
+import { lockCreator } from '../identity/creators.js';
 import type { Listing } from '../listings/service.js';
 import { isAppError } from '../platform/errors.js';
 import { cutJob } from './cut-job.js';
 import { assertClaimAllowed } from './limits.js';
-import { cutVersions, findCutOf, insertCut, lockCreator, type ReleaseCutRow } from './store.js';
+import { cutVersions, findCutOf, insertCut, type ReleaseCutRow } from './store.js';
 import { compareVersions, versionOfTag } from './versions.js';
 
 /**

@@ -53,11 +53,10 @@ export function registerReleaseRoutes(app: App, ctx: AppContext): void {
     '/api/listings/:id/sync',
     {
       config: rateLimitConfig(ctx.config, 'creator'),
-      preHandler: requireApiKey(ctx, 'releases:write'),
+      onRequest: requireApiKey(ctx, 'releases:write'),
       schema: {
         tags: ['creator'],
         summary: 'Cut a version now: the newest uncut tag, a tagged ref, or a ref with a version',
-        security: [{ apiKey: [] }],
         params: ListingIdParamsSchema,
         body: SyncRequestSchema.nullish().meta({
           description: 'Optional; no body cuts the newest uncut vX.Y.Z tag',

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gte, inArray, isNotNull, lt, ne, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { creators, listings, releaseCuts, releases } from '../db/schema/index.js';
+import { listings, releaseCuts, releases } from '../db/schema/index.js';
 import type { Version } from './versions.js';
 
 export type ReleaseRow = typeof releases.$inferSelect;
@@ -108,14 +108,6 @@ export async function recordInspection(
     .where(and(eq(releases.id, id), eq(releases.verdict, 'pending')))
     .returning({ id: releases.id });
   return rows.length === 1;
-}
-
-/**
- * Locks the creator's row until the transaction ends: the claims and the stored zips of one
- * creator are decided one at a time, so concurrent pushes and syncs cannot pass a limit together.
- */
-export async function lockCreator(db: Db, creatorId: string): Promise<void> {
-  await db.select({ id: creators.id }).from(creators).where(eq(creators.id, creatorId)).for('update');
 }
 
 /** Cuts of the listing claimed at or after `since`, whatever became of them. */

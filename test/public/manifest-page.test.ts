@@ -49,6 +49,16 @@ describe('GET /{owner}/{slug}', () => {
     expect(html).not.toContain('id="retired"');
   });
 
+  it('shows file names with hidden characters escaped, so a zero-width character cannot hide', async () => {
+    const f = await publishedListingFixture(t, {
+      releases: [{ version: '1.0.0', files: { 'README.md': '# Tool\n', 'src/ma\u200bin.ts': 'export {};\n' } }],
+    });
+    const res = await t.app.inject({ method: 'GET', url: `/${f.owner}/${f.slug}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('<code>src/ma\\u200bin.ts</code>');
+    expect(res.body).not.toContain('ma\u200bin.ts');
+  });
+
   it('marks a retired listing as no longer sold; says Free and updates included when so', async () => {
     const f = await publishedListingFixture(t, { status: 'retired', priceMicro: 0n, updatePriceMicro: 0n });
     const res = await t.app.inject({ method: 'GET', url: `/${f.owner}/${f.slug}` });

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { writeArtifact } from '../../src/releases/artifact.js';
 
 const run = promisify(execFile);
 
@@ -20,7 +21,7 @@ export class FixtureRepo {
     return run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: this.dir });
   }
 
-  /** Commits exactly `files` and zips the commit as a release cut does. */
+  /** Commits exactly `files` and zips the commit as a release cut does (in this thread). */
   async commit(slug: string, version: string, files: Record<string, string>) {
     await this.git('rm', '-rq', '--ignore-unmatch', '.');
     for (const [name, content] of Object.entries(files)) {
@@ -31,7 +32,12 @@ export class FixtureRepo {
     await this.git('commit', '-q', '--allow-empty', '-m', version);
     const commit = (await this.git('rev-parse', 'HEAD')).stdout.trim();
     const zipPath = `${this.dir}.${version}.zip`;
-    await this.git('archive', '--format=zip', `--prefix=${slug}-${version}/`, '-o', zipPath, commit);
+    await writeArtifact({
+      gitDir: path.join(this.dir, '.git'),
+      commit,
+      prefix: `${slug}/`,
+      outFile: zipPath,
+    });
     const zip = await readFile(zipPath);
     await rm(zipPath, { force: true });
     return { zip, commit };

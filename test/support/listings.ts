@@ -30,7 +30,7 @@ export interface PublishedFixture {
 
 /**
  * TEST FIXTURE: a published listing whose releases are written straight to the database, each
- * with a real `git archive` zip in the blob store and the real analysis and scan of its files,
+ * with a real zip (the cut's own builder) in the blob store and the real analysis and scan of its files,
  * for routes that read listings (manifest, buying) without going through a push.
  */
 export async function publishedListingFixture(
