@@ -1,5 +1,6 @@
 /**
- * The full cut of a generated 200 MB / 20,000-file repository: snapshot (git archive zip),
+ * The full cut of a generated 200 MB / 20,000-file repository: snapshot (the zip, built by
+ * `buildArtifact` in a worker thread),
  * analysis + scan (inspectRelease: the streaming file pass in worker threads, then dependencies,
  * advisories, originality on PGlite), and the two side by side as the pipeline runs them. Then
  * the secret scan alone, ours against @secretlint/core, over the same text in the same run.
@@ -7,15 +8,16 @@
  * Needs the compiled service (`npm run build`): worker threads load dist/ JavaScript, as in
  * production. Run with `npx tsx bench/release-cut.ts` (not part of `npm test`).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { lintSource } from '@secretlint/core';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
+import { generateLargeRepo } from '../test/fixtures/large-repo.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,93 +35,26 @@ const { createSecretScanner } = (await import(
 )) as typeof import('../src/scan/secrets.js');
 const { lineIndex } = (await import(dist('scan/lines.js'))) as typeof import('../src/scan/lines.js');
 const { connectDatabase } = (await import(dist('db/connect.js'))) as typeof import('../src/db/connect.js');
+const { buildArtifact } = (await import(
+  dist('releases/artifact.js')
+)) as typeof import('../src/releases/artifact.js');
 const { migrate } = (await import(dist('db/migrate.js'))) as typeof import('../src/db/migrate.js');
 
 const FILES = 20_000;
-const BINARY_FILES = 40;
-const BINARY_BYTES = 1024 * 1024;
-const TARGET_BYTES = 199 * 1024 * 1024;
-const repoDir = path.join(os.tmpdir(), `repo402-bench-${FILES}`);
+const repoDir = path.join(os.tmpdir(), `repo402-bench-${FILES}.git`);
 
-/** Deterministic code- and prose-like text, so git compresses it as it would real sources. */
-function generator(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state >>> 8;
-  };
-  const words = Array.from(
-    { length: 4000 },
-    (_, i) =>
-      `${['get', 'set', 'load', 'parse', 'render', 'token', 'user', 'item', 'cache', 'value'][i % 10]}${(i * 2654435761) % 99991}`,
-  );
-  return (bytes: number, kind: 'code' | 'doc') => {
-    const lines: string[] = [];
-    let size = 0;
-    while (size < bytes) {
-      const n = 4 + (next() % 9);
-      const picked = Array.from({ length: n }, () => words[next() % words.length]);
-      const line =
-        kind === 'code'
-          ? `  const ${picked[0]} = ${picked.slice(1).join('(')}${')'.repeat(n - 1)};`
-          : picked.join(' ');
-      lines.push(line);
-      size += line.length + 1;
-    }
-    return `${lines.join('\n')}\n`;
-  };
-}
-
+/** A bare repository, generated once and cached in the temp directory; the commit tagged v1.0.0. */
 async function generateRepo(): Promise<string> {
-  if (existsSync(path.join(repoDir, '.git')))
-    return (await run('git', ['-C', repoDir, 'rev-parse', 'HEAD'])).stdout.trim();
-  await rm(repoDir, { recursive: true, force: true });
-  const text = generator(42);
-  const textFiles = FILES - BINARY_FILES;
-  const perText = Math.floor((TARGET_BYTES - BINARY_FILES * BINARY_BYTES) / textFiles);
-  for (let i = 0; i < textFiles; i++) {
-    const dir = path.join(repoDir, `pkg${i % 50}`, `mod${i % 400}`);
-    await mkdir(dir, { recursive: true });
-    const doc = i % 5 === 0;
-    await writeFile(
-      path.join(dir, doc ? `note${i}.md` : `file${i}.ts`),
-      text(perText - 40, doc ? 'doc' : 'code'),
-    );
+  if (!existsSync(path.join(repoDir, 'HEAD'))) {
+    await rm(repoDir, { recursive: true, force: true });
+    await run('git', ['init', '-q', '--bare', '-b', 'main', repoDir]);
+    await generateLargeRepo(repoDir, { files: FILES, binaryFiles: 40, totalBytes: 199 * 1024 * 1024 });
   }
-  await mkdir(path.join(repoDir, 'assets'), { recursive: true });
-  for (let i = 0; i < BINARY_FILES; i++) {
-    const buffer = Buffer.alloc(BINARY_BYTES);
-    let x = i + 1;
-    for (let j = 0; j < buffer.length; j += 4) {
-      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-      buffer.writeUInt32LE(x, j);
-    }
-    buffer[0] = 0;
-    await writeFile(path.join(repoDir, 'assets', `blob${i}.bin`), buffer);
-  }
-  const env = {
-    ...process.env,
-    GIT_AUTHOR_NAME: 'b',
-    GIT_AUTHOR_EMAIL: 'b@b',
-    GIT_COMMITTER_NAME: 'b',
-    GIT_COMMITTER_EMAIL: 'b@b',
-  };
-  await run('git', ['-C', repoDir, 'init', '-q', '-b', 'main'], { env });
-  await run('git', ['-C', repoDir, 'add', '-A'], { env, maxBuffer: 1 << 26 });
-  await run('git', ['-C', repoDir, 'commit', '-q', '-m', 'bench'], { env, maxBuffer: 1 << 26 });
-  return (await run('git', ['-C', repoDir, 'rev-parse', 'HEAD'])).stdout.trim();
+  return (await run('git', ['-C', repoDir, 'rev-parse', 'v1.0.0^{commit}'])).stdout.trim();
 }
 
-function snapshot(commit: string, out: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      'git',
-      ['-C', repoDir, 'archive', '--format=zip', '--prefix=bench-1.0.0/', '-o', out, commit],
-      { stdio: 'ignore' },
-    );
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git archive exited ${code}`))));
-  });
+function snapshot(commit: string, out: string) {
+  return buildArtifact({ gitDir: repoDir, commit, prefix: 'bench/', outFile: out });
 }
 
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
@@ -192,7 +127,7 @@ console.log(
 console.log('| stage | seconds | MB/s |');
 console.log('| --- | --- | --- |');
 console.log(
-  `| snapshot: git archive zip (${(zipBytes / 1024 / 1024).toFixed(0)} MB out) | ${seconds(snapshotMs)} | ${mbps(totalBytes, snapshotMs)} |`,
+  `| snapshot: buildArtifact zip (${(zipBytes / 1024 / 1024).toFixed(0)} MB out) | ${seconds(snapshotMs)} | ${mbps(totalBytes, snapshotMs)} |`,
 );
 console.log(
   `| analysis + scan: inspectRelease (file pass in ${Math.min(4, os.availableParallelism())} workers, DB parts on PGlite) | ${seconds(inspectMs)} | ${mbps(totalBytes, inspectMs)} |`,

@@ -51,7 +51,9 @@ describe('GET /{owner}/{slug}', () => {
 
   it('shows file names with hidden characters escaped, so a zero-width character cannot hide', async () => {
     const f = await publishedListingFixture(t, {
-      releases: [{ version: '1.0.0', files: { 'README.md': '# Tool\n', 'src/ma\u200bin.ts': 'export {};\n' } }],
+      releases: [
+        { version: '1.0.0', files: { 'README.md': '# Tool\n', 'src/ma\u200bin.ts': 'export {};\n' } },
+      ],
     });
     const res = await t.app.inject({ method: 'GET', url: `/${f.owner}/${f.slug}` });
     expect(res.statusCode).toBe(200);
