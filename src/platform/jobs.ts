@@ -37,6 +37,9 @@ export type AnyJobSpec = JobSpec<any>;
 
 export const PGBOSS_SCHEMA = 'pgboss';
 
+/** Any fixed 64-bit key, the same in every repo402 process (the migrations use 4020402). */
+const QUEUE_SETUP_LOCK_KEY = 4020403;
+
 /**
  * pg-boss talks to our database through this adapter, so it works on PGlite as on PostgreSQL.
  * pg-boss records a job's outcome without awaiting it; a handler that outlives `stop()` would
@@ -79,17 +82,21 @@ export class JobQueue {
     const adapter = bossAdapter(database, log);
     const boss = new PgBoss({ db: adapter.db, schema: PGBOSS_SCHEMA });
     boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
-    await boss.start();
-    for (const spec of specs) {
-      await boss.createQueue(spec.name, {
-        name: spec.name,
-        policy: spec.policy ?? 'standard',
-        retryLimit: spec.retryLimit ?? 5,
-        retryDelay: spec.retryDelaySeconds ?? 5,
-        retryBackoff: spec.retryBackoff ?? true,
-        expireInSeconds: spec.expireInSeconds ?? 15 * 60,
-      });
-    }
+    // Creating a queue attaches a partition with a foreign key to pg-boss's queue table; two
+    // processes doing that at once deadlock, so setup runs one process at a time.
+    await database.withAdvisoryLock(QUEUE_SETUP_LOCK_KEY, async () => {
+      await boss.start();
+      for (const spec of specs) {
+        await boss.createQueue(spec.name, {
+          name: spec.name,
+          policy: spec.policy ?? 'standard',
+          retryLimit: spec.retryLimit ?? 5,
+          retryDelay: spec.retryDelaySeconds ?? 5,
+          retryBackoff: spec.retryBackoff ?? true,
+          expireInSeconds: spec.expireInSeconds ?? 15 * 60,
+        });
+      }
+    });
     return new JobQueue(boss, specs, adapter.markStopped);
   }
 

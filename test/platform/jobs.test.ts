@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { AnyJobSpec } from '../../src/platform/jobs.js';
+import { connectDatabase } from '../../src/db/connect.js';
+import { JOBS } from '../../src/jobs.js';
+import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { BACKENDS, openTestDatabase } from '../support/db.js';
 
 async function until<T>(probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -98,6 +101,27 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
     } finally {
       process.off('unhandledRejection', onRejection);
       t = undefined as never;
+    }
+  });
+});
+
+describe.runIf(BACKENDS.includes('postgres'))('job queue setup on postgres', () => {
+  it('lets several processes open the queues of a fresh database at once', async () => {
+    // Creating a queue adds a partition with a foreign key to the queue table; two processes doing
+    // that at once deadlock unless setup is serialised.
+    const shared = await openTestDatabase('postgres');
+    const processes = await Promise.all(
+      Array.from({ length: 4 }, () => connectDatabase({ kind: 'postgres', url: shared.url!, poolSize: 4 })),
+    );
+    const log = createLogger('silent');
+    try {
+      const queues = await Promise.all(processes.map((database) => JobQueue.open(database, JOBS, log)));
+      await Promise.all(queues.map((queue) => queue.stop(1000)));
+      const { rows } = await shared.query<{ name: string }>('select name from pgboss.queue');
+      expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(JOBS.map((spec) => spec.name)));
+    } finally {
+      await Promise.all(processes.map((database) => database.close()));
+      await shared.close();
     }
   });
 });
