@@ -1,0 +1,125 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/process.js';
+
+/**
+ * The folders of src/ and what each may import (itself always). The table is the layering in
+ * docs/CONTRIBUTING.md: libraries at the bottom, domains above them, each domain only below the
+ * ones that use it, so no two folders import each other.
+ */
+const MAY_IMPORT: Record<string, string[]> = {
+  db: [],
+  platform: ['db'],
+  git: ['platform', 'db'],
+  analysis: ['git', 'platform', 'db'],
+  scan: ['analysis', 'git', 'platform', 'db'],
+  identity: ['platform', 'db'],
+  listings: ['identity', 'git', 'scan', 'analysis', 'platform', 'db'],
+  releases: ['listings', 'identity', 'git', 'analysis', 'scan', 'platform', 'db'],
+  payments: ['releases', 'listings', 'identity', 'platform', 'db'],
+  public: ['payments', 'releases', 'listings', 'identity', 'analysis', 'scan', 'platform', 'db'],
+  mcp: ['public', 'payments', 'releases', 'listings', 'identity', 'platform', 'db'],
+};
+/** Files at the top of src/ every folder may import: the shared context and configuration types. */
+const CONTRACT = new Set(['context.ts', 'config.ts']);
+
+const SRC = path.join(ROOT, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Every relative import, re-export and dynamic import of every file, resolved to a file of src/. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets = info.importedFiles
+      .map((ref) => ref.fileName)
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts'));
+    graph.set(path.relative(SRC, file), targets);
+  }
+  return graph;
+}
+
+const folderOf = (file: string) => (file.includes(path.sep) ? file.split(path.sep)[0]! : undefined);
+const isStore = (file: string) => /(^|[-/])store\.ts$/.test(file);
+
+/** Strongly connected components with more than one file (Tarjan), each a cycle of imports. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+describe('the import graph of src/', () => {
+  const graph = importGraph();
+  const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+
+  it('knows every folder of src/', () => {
+    const folders = new Set([...graph.keys()].map(folderOf).filter(Boolean));
+    expect([...folders].sort()).toEqual(Object.keys(MAY_IMPORT).sort());
+  });
+
+  it('only imports downwards between folders', () => {
+    const wrong = edges
+      .filter(({ from, to }) => {
+        const source = folderOf(from);
+        const target = folderOf(to);
+        if (!source) return false; // the composition root (app.ts, runtime.ts, cli.ts, …)
+        if (!target) return !CONTRACT.has(to);
+        return source !== target && !MAY_IMPORT[source]!.includes(target);
+      })
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("never lets a domain import another domain's store", () => {
+    const wrong = edges
+      .filter(({ from, to }) => folderOf(from) && folderOf(to) !== folderOf(from) && isStore(to))
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('has no import cycles between files', () => {
+    expect(cycles(graph)).toEqual([]);
+  });
+});
