@@ -10,7 +10,6 @@ import type { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
 import { SCANNER_VERSION } from '../scan/report.js';
 import { buildArtifact } from './artifact.js';
-import { RELEASE_INSPECTOR } from './inspection.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import {
@@ -229,7 +228,7 @@ async function inspect(
   gitDir: string,
 ): Promise<void> {
   const previous = await releasesBelow(ctx.database.db, listing.id, parseVersion(release.version)!);
-  const result = await RELEASE_INSPECTOR(ctx, {
+  const result = await ctx.inspectRelease({
     repoPath: gitDir,
     commit: release.commitSha,
     listing: { id: listing.id, owner: listing.owner, slug: listing.slug },

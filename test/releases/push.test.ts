@@ -14,7 +14,7 @@ import { bearer, expectError, type RegisteredCreator, registerCreator } from '..
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, eventually, gitOverSsh, installTestInspector, workRepo } from './support.js';
+import { commitFile, eventually, gitOverSsh, testInspector, workRepo } from './support.js';
 
 const exec = promisify(execFile);
 let keyA: SshKey;
@@ -33,16 +33,14 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let alice: RegisteredCreator;
-  let removeInspector: () => void;
 
   beforeEach(async () => {
-    removeInspector = installTestInspector({ failing: ['1.1.0'] });
     t = await createTestApp({ backend, jobs: [cutJob] });
+    t.ctx.inspectRelease = testInspector({ failing: ['1.1.0'] });
     ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
   });
   afterEach(async () => {
-    removeInspector();
     await ssh.close();
     await t.close();
   });

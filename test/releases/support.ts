@@ -6,11 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import { expect } from 'vitest';
-import {
-  type InspectionResult,
-  type ReleaseInspector,
-  setReleaseInspector,
-} from '../../src/releases/inspection.js';
+import type { InspectionResult, ReleaseInspector } from '../../src/releases/inspection/inspector.js';
 
 const exec = promisify(execFile);
 
@@ -78,14 +74,14 @@ export async function gitOverSsh(
 }
 
 /**
- * TEST FIXTURE, not an inspection: swaps in a stand-in inspector through the RELEASE_INSPECTOR
- * seam so publish and log tests choose each version's verdict without planting real secrets.
- * Returns a function that puts the real inspector back.
+ * TEST FIXTURE, not an inspection: a stand-in inspector for the context (`t.ctx.inspectRelease =
+ * testInspector(…)`), so publish and log tests choose each version's verdict without planting
+ * real secrets.
  */
-export function installTestInspector(
+export function testInspector(
   options: { failing?: string[]; derivativeOf?: Record<string, string> } = {},
-): () => void {
-  const inspector: ReleaseInspector = async (_ctx, input) => {
+): ReleaseInspector {
+  return async (input) => {
     const fail = options.failing?.includes(input.version) ?? false;
     const result: InspectionResult = {
       computed: { originality: { derivative_of: options.derivativeOf?.[input.version] ?? null } },
@@ -101,10 +97,6 @@ export function installTestInspector(
       diffSummary: null,
     };
     return result;
-  };
-  const previous = setReleaseInspector(inspector);
-  return () => {
-    setReleaseInspector(previous);
   };
 }
 
