@@ -134,6 +134,22 @@ export function spawnGit(
   };
 }
 
+/**
+ * Starts `git-upload-pack` or `git-receive-pack` on `gitDir` for the SSH server, which pipes the
+ * client's channel through it: the same fixed environment, the shared hooks directory, stderr as
+ * a stream (the client reads git's messages). No timeout: a clone or push lasts as long as its
+ * client keeps sending, and the SSH server's idle timeout ends a stalled one.
+ */
+export function spawnGitService(
+  service: 'upload-pack' | 'receive-pack',
+  gitDir: string,
+  options: { hooksDir: string; env: Record<string, string> },
+): ChildProcessWithoutNullStreams {
+  return spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, service, gitDir], {
+    env: gitEnv(options.env),
+  });
+}
+
 /** Runs `git <args>` and resolves with its stdout; rejects with `GitError` on a non-zero exit. */
 export async function runGit(args: string[], options: GitOptions = {}): Promise<string> {
   return (await runGitBytes(args, options)).toString('utf8');

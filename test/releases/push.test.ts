@@ -9,6 +9,7 @@ import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { buildArtifact } from '../../src/releases/artifact.js';
 import { cutJob } from '../../src/releases/cut-job.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
@@ -37,7 +38,7 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
   beforeEach(async () => {
     t = await createTestApp({ backend, jobs: [cutJob] });
     t.ctx.inspectRelease = testInspector({ failing: ['1.1.0'] });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
   });
   afterEach(async () => {
