@@ -38,7 +38,7 @@ const { lineIndex } = (await import(dist('scan/lines.js'))) as typeof import('..
 const { connectDatabase } = (await import(dist('db/connect.js'))) as typeof import('../src/db/connect.js');
 const { buildArtifact } = (await import(
   dist('releases/artifact.js')
-)) as typeof import('../src/releases/artifact.js');
+)) as typeof import('../src/releases/cut/artifact.js');
 const { migrate } = (await import(dist('db/migrate.js'))) as typeof import('../src/db/migrate.js');
 
 const FILES = 20_000;

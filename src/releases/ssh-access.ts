@@ -2,8 +2,8 @@ import type { AppContext } from '../context.js';
 import type { SshAccess } from '../git/ssh-server.js';
 import { isValidName } from '../identity/handles.js';
 import { isKnownDeployKey, listingForDeployKey } from '../listings/deploy-keys.js';
-import { cutPushedTags } from './cuts.js';
-import { pushAllowance } from './limits.js';
+import { cutPushedTags } from './cut/claims.js';
+import { pushAllowance } from './cut/limits.js';
 import { PRE_RECEIVE, pushHookEnv } from './pre-receive.js';
 
 const NO_SUCH_REPOSITORY = 'no such repository, or this key may not use it';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/identity/api-keys.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';

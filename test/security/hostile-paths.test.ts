@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';

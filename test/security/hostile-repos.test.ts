@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { releases } from '../../src/db/schema/index.js';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findCutOf, findRelease, storedBytesOf } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';

@@ -1,17 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
-import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
-import { repoPath } from '../git/repos.js';
-import { lockCreator } from '../identity/creators.js';
-import { type Listing, listingById } from '../listings/service.js';
-import type { AppError } from '../platform/errors.js';
-import { announceListingChanged } from '../platform/listing-events.js';
-import { SCANNER_VERSION } from '../scan/report.js';
-import { buildArtifact } from './artifact.js';
-import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
-import { refusalReport } from './refusal.js';
+import type { AppContext } from '../../context.js';
+import { annotatedTagMessage, commitSubjects, diffFiles } from '../../git/refs.js';
+import { repoPath } from '../../git/repos.js';
+import { lockCreator } from '../../identity/creators.js';
+import { type Listing, listingById } from '../../listings/service.js';
+import type { AppError } from '../../platform/errors.js';
+import { announceListingChanged } from '../../platform/listing-events.js';
+import { SCANNER_VERSION } from '../../scan/report.js';
 import {
   findCut,
   findRelease,
@@ -23,9 +20,12 @@ import {
   recordInspection,
   releasesBelow,
   storedArtifact,
-} from './store.js';
-import { compareVersions, parseVersion } from './versions.js';
-import type { ReleaseBody } from './views.js';
+} from '../store.js';
+import { compareVersions, parseVersion } from '../versions.js';
+import type { ReleaseBody } from '../views.js';
+import { buildArtifact } from './artifact.js';
+import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
+import { refusalReport } from './refusal.js';
 
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
