@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import { expect } from 'vitest';
+import { diffFiles } from '../../src/git/refs.js';
 import type { InspectionResult, ReleaseInspector } from '../../src/releases/inspection/inspector.js';
 
 const exec = promisify(execFile);
@@ -76,7 +77,8 @@ export async function gitOverSsh(
 /**
  * TEST FIXTURE, not an inspection: a stand-in inspector for the context (`t.ctx.inspectRelease =
  * testInspector(…)`), so publish and log tests choose each version's verdict without planting
- * real secrets.
+ * real secrets. Its diff summary counts git's changes since the previous release, with each
+ * top-level folder as a component.
  */
 export function testInspector(
   options: { failing?: string[]; derivativeOf?: Record<string, string> } = {},
@@ -94,9 +96,25 @@ export function testInspector(
       analyzerVersion: 'test-fixture-analyzer',
       scannerVersion: 'test-fixture-scanner',
       sbom: JSON.stringify({ fixture: true, version: input.version }),
-      diffSummary: null,
+      diffSummary: summariseChanges(
+        await diffFiles(input.repoPath, input.previous.at(-1)?.commitSha, input.commit),
+      ),
     };
     return result;
+  };
+}
+
+function summariseChanges(changes: Awaited<ReturnType<typeof diffFiles>>) {
+  const components = new Set(
+    changes.map((change) => (change.path.includes('/') ? change.path.split('/')[0]! : '.')),
+  );
+  return {
+    files_added: changes.filter((change) => change.status === 'A').length,
+    files_changed: changes.filter((change) => change.status === 'M').length,
+    files_removed: changes.filter((change) => change.status === 'D').length,
+    additions: changes.reduce((sum, change) => sum + change.additions, 0),
+    deletions: changes.reduce((sum, change) => sum + change.deletions, 0),
+    components_touched: [...components].sort(),
   };
 }
 

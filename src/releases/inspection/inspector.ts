@@ -28,7 +28,7 @@ export interface InspectionResult {
   scannerVersion: string;
   /** SBOM document (JSON text), stored beside the artifact. */
   sbom: string | null;
-  /** Replaces the cut's git-level diff summary when not null. */
+  /** What changed since the previous release (everything, for the first). */
   diffSummary: unknown;
 }
 
