@@ -32,7 +32,7 @@ const MAX_STDERR_CHARS = 16_384;
  * no prompts, and none of the process's GIT_* variables (GIT_DIR, GIT_OBJECT_DIRECTORY,
  * GIT_CONFIG_PARAMETERS… could point git at another repository or configure it).
  */
-export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: '/nonexistent',

@@ -31,7 +31,7 @@ export async function requestCut(
   return row;
 }
 
-export async function sendCutJob(ctx: AppContext, cutId: string): Promise<void> {
+async function sendCutJob(ctx: AppContext, cutId: string): Promise<void> {
   // Without a queue (one-off commands) the claim waits for a worker's resend.
   await ctx.jobs?.send(cutJob, { cutId }, { singletonKey: cutId });
 }
