@@ -22,11 +22,12 @@ import { generateLargeRepo } from '../test/fixtures/large-repo.js';
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p: string) => pathToFileURL(path.join(root, 'dist', p)).href;
-if (!existsSync(path.join(root, 'dist/analysis/inspect.js'))) throw new Error('run `npm run build` first');
+if (!existsSync(path.join(root, 'dist/releases/inspection/inspect.js')))
+  throw new Error('run `npm run build` first');
 
 const { inspectRelease } = (await import(
-  dist('analysis/inspect.js')
-)) as typeof import('../src/analysis/inspect.js');
+  dist('releases/inspection/inspect.js')
+)) as typeof import('../src/releases/inspection/inspect.js');
 const { listTree, readBlobs } = (await import(
   dist('analysis/git.js')
 )) as typeof import('../src/analysis/git.js');
@@ -37,7 +38,7 @@ const { lineIndex } = (await import(dist('scan/lines.js'))) as typeof import('..
 const { connectDatabase } = (await import(dist('db/connect.js'))) as typeof import('../src/db/connect.js');
 const { buildArtifact } = (await import(
   dist('releases/artifact.js')
-)) as typeof import('../src/releases/artifact.js');
+)) as typeof import('../src/releases/cut/artifact.js');
 const { migrate } = (await import(dist('db/migrate.js'))) as typeof import('../src/db/migrate.js');
 
 const FILES = 20_000;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { inspectRelease } from '../src/analysis/inspect.js';
 import type { AppContext } from '../src/context.js';
 import { insertCreator } from '../src/identity/creator-store.js';
 import { insertListing } from '../src/listings/store.js';
+import { inspectRelease } from '../src/releases/inspection/inspect.js';
 import { insertRelease } from '../src/releases/store.js';
 import { FixtureRepo } from '../test/support/fixture-repo.js';
 

@@ -11,7 +11,7 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
 import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { registerIdentityRoutes } from './identity/routes.js';
-import { registerListingRoutes } from './listings/routes.js';
+import { listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
 import { registerPaymentRoutes } from './payments/routes.js';
 import { installCors } from './platform/cors.js';
@@ -36,7 +36,8 @@ import { registerSkillRoutes } from './public/skill.js';
 import { registerSnippetRoute } from './public/snippet.js';
 import { registerTermsRoute } from './public/terms-route.js';
 import { registerX402DiscoveryRoute } from './public/x402-discovery.js';
-import { registerReleaseRoutes } from './releases/routes.js';
+import { listingReleases } from './releases/listing-releases.js';
+import { releaseRoutes } from './releases/routes.js';
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
@@ -143,8 +144,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
   registerIdentityRoutes(app, ctx);
-  registerListingRoutes(app, ctx);
-  registerReleaseRoutes(app, ctx);
+  await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
+  await app.register(releaseRoutes(ctx), { prefix: '/api' });
   registerPaymentRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
   registerLabelRoute(app, ctx);

@@ -10,6 +10,7 @@ import type { BlobStore } from './platform/blobs.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
 import type { PauseSwitch } from './platform/pause.js';
+import type { ReleaseInspector } from './releases/inspection/inspector.js';
 
 /** What the process opens once and every domain shares. Tests pass their own. */
 export interface AppDeps {
@@ -29,6 +30,8 @@ export interface AppDeps {
   chainClient?: PublicClient;
   /** Facilitator, chain and payTo (devnet or mainnet); opened by serve and worker, lazily by CLI commands. */
   payments?: PaymentRail;
+  /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */
+  inspectRelease: ReleaseInspector;
 }
 
 export interface AppContext extends AppDeps {

@@ -1,7 +1,7 @@
 import { outboxRetryJob } from './identity/jobs.js';
 import { payoutSweepJob, settlementReconcileJob } from './payments/jobs.js';
 import type { AnyJobSpec } from './platform/jobs.js';
-import { cutJob, resendCutsJob } from './releases/cut-job.js';
+import { cutJob, resendCutsJob } from './releases/jobs.js';
 
 /** Every domain's background jobs; the job queue creates their queues and workers from this list. */
 export const JOBS: AnyJobSpec[] = [

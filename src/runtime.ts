@@ -13,6 +13,7 @@ import { checkComplianceConfig } from './platform/compliance.js';
 import { JobQueue } from './platform/jobs.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
+import { releaseInspector } from './releases/inspection/inspect.js';
 
 export interface Runtime {
   ctx: AppContext;
@@ -78,11 +79,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
             baseClient: chainClient,
           });
     if (mode !== 'none') jobs = await JobQueue.open(database, JOBS, log);
+    const clock = options.clock ?? systemClock;
     const ctx: AppContext = {
       config,
       log,
       database,
-      clock: options.clock ?? systemClock,
+      clock,
       pause,
       redis,
       appSecret,
@@ -91,6 +93,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       chainClient: payments?.devnet?.publicClient ?? chainClient,
       payments,
       blobs: await openBlobStore(config),
+      inspectRelease: releaseInspector({ config, database, clock }),
     };
     if (mode === 'workers') await jobs!.startWorkers(ctx, log);
     return {

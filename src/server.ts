@@ -5,6 +5,7 @@ import { type SshServer, startSshServer } from './git/ssh-server.js';
 import { operations } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { type ControlServer, controlSocketPath, startControlServer } from './platform/control.js';
+import { hostedRepoAccess } from './releases/ssh-access.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
 export interface RunningServer {
@@ -24,7 +25,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
   try {
     app = await buildApp(runtime.ctx);
     // SSH first: once /api/health answers, remotes handed out by the API work.
-    ssh = await startSshServer(runtime.ctx);
+    ssh = await startSshServer(runtime.ctx, hostedRepoAccess(runtime.ctx));
     const address = await app.listen({ port: config.port, host: config.host });
     try {
       control = await startControlServer(controlSocketPath(config.dataDir), runtime.ctx, operations);

@@ -1,5 +1,19 @@
-import type { PassResult } from './file-pass.js';
 import type { Engineering } from './types.js';
+
+/** What one file pass samples for the engineering metrics (hashes of tokens, five-grams and lines). */
+export interface EngineeringSample {
+  tokenHashes: Uint32Array;
+  tokensTotal: number;
+  shingleHashes: Uint32Array;
+  shinglesSampled: number;
+  codeLineHashes: Uint32Array;
+  codeLinesTotal: number;
+  /** Non-blank lines of all code / doc files, and of the sampled ones: effective counts scale by their ratio. */
+  codeSloc: { all: number; sampled: number };
+  docSloc: { all: number; sampled: number };
+  docLineHashes: Uint32Array;
+  docLineWords: Uint32Array;
+}
 
 const round = (value: number) => Math.round(value * 1000) / 1000;
 /** Past the sampling budget, a sampled count stands for all files in proportion to their lines. */
@@ -8,7 +22,7 @@ const scaleUp = (count: number, sloc: { all: number; sampled: number }) =>
 
 /** Merges the per-worker samples into the engineering metrics (formulas in docs/ANALYSIS.md). */
 export function engineeringMetrics(
-  passes: PassResult[],
+  passes: EngineeringSample[],
   counts: { codeFiles: number; testFiles: number },
 ): Engineering {
   const tokens = new Set<number>();

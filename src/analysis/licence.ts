@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import path from 'node:path';
 
 export interface LicenceResult {
   /** SPDX identifier; `NOASSERTION` when a licence file is not recognised, `NONE` when there is none. */
@@ -99,5 +98,3 @@ function declaredLicence(files: Map<string, string>): string | undefined {
   if (pyproject) return pyproject[1] ?? pyproject[2];
   return undefined;
 }
-
-export const isLicencePath = (p: string) => LICENCE_FILE.test(path.posix.basename(p));

@@ -32,7 +32,7 @@ const MAX_STDERR_CHARS = 16_384;
  * no prompts, and none of the process's GIT_* variables (GIT_DIR, GIT_OBJECT_DIRECTORY,
  * GIT_CONFIG_PARAMETERS… could point git at another repository or configure it).
  */
-export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: '/nonexistent',
@@ -132,6 +132,22 @@ export function spawnGit(
       child.kill('SIGKILL');
     },
   };
+}
+
+/**
+ * Starts `git-upload-pack` or `git-receive-pack` on `gitDir` for the SSH server, which pipes the
+ * client's channel through it: the same fixed environment, the shared hooks directory, stderr as
+ * a stream (the client reads git's messages). No timeout: a clone or push lasts as long as its
+ * client keeps sending, and the SSH server's idle timeout ends a stalled one.
+ */
+export function spawnGitService(
+  service: 'upload-pack' | 'receive-pack',
+  gitDir: string,
+  options: { hooksDir: string; env: Record<string, string> },
+): ChildProcessWithoutNullStreams {
+  return spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, service, gitDir], {
+    env: gitEnv(options.env),
+  });
 }
 
 /** Runs `git <args>` and resolves with its stdout; rejects with `GitError` on a non-zero exit. */

@@ -1,15 +1,10 @@
-import { spawn } from 'node:child_process';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AppContext } from '../context.js';
-import { isValidName } from '../identity/handles.js';
-import { isKnownDeployKey, listingForDeployKey } from '../listings/deploy-keys.js';
-import { cutPushedTags } from '../releases/cuts.js';
-import { pushAllowance } from '../releases/limits.js';
 import { ConnectionGate } from './connection-gate.js';
 import { loadHostKeys } from './host-keys.js';
-import { installHooks, pushHookEnv, repoPath } from './repos.js';
-import { gitEnv } from './run-git.js';
+import { installHooks, repoPath } from './repos.js';
+import { spawnGitService } from './run-git.js';
 import { fingerprintOf } from './ssh-keys.js';
 
 const { Server, utils } = ssh2;
@@ -19,14 +14,42 @@ export interface SshServer {
   close(): Promise<void>;
 }
 
+export type GitService = 'upload-pack' | 'receive-pack';
+
+/**
+ * What the SSH server asks of the domain that owns the hosted repositories (`releases/ssh-access.ts`
+ * supplies it): which keys may connect, whether a key may use a repository, how a push is checked
+ * and what follows it. The server itself knows only keys, repositories and git.
+ */
+export interface SshAccess {
+  /** Hook scripts by name (`pre-receive`), installed once; every served git uses them. */
+  hooks: Record<string, string>;
+  /** Whether a key with this fingerprint may authenticate at all. */
+  isKnownKey(fingerprint: string): Promise<boolean>;
+  /** The key's use of `owner/slug`: refused (the message the client sees), or granted. */
+  open(request: {
+    fingerprint: string;
+    owner: string;
+    slug: string;
+    service: GitService;
+  }): Promise<{ refused: string } | SshGrant>;
+}
+
+export interface SshGrant {
+  /** The hooks' environment for this command (the hooks cannot reach the database). */
+  hookEnv: Record<string, string>;
+  /** After a `receive-pack` that succeeded: the lines to show the pusher. Never throws. */
+  afterPush(gitDir: string): Promise<string[]>;
+}
+
 /** `git-upload-pack '/owner/slug.git'` and the like, as the git client sends them. */
 const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]+)\.git\/?'$/;
 
 /**
  * The hosted rail's SSH server: public-key authentication against live deploy keys, and exactly
  * two commands, `git-upload-pack` and `git-receive-pack`, on the one repository the key belongs
- * to. No shell, pty, sftp, port forwarding or other command. After a successful push, new
- * `vX.Y.Z` tags are claimed and their cuts queued.
+ * to (`access` decides which that is). No shell, pty, sftp, port forwarding or other command.
+ * After a successful push, `access` says what to tell the pusher.
  *
  * Every connection costs a file descriptor the HTTP API needs too, so none is kept for free:
  * connections over the total or per-address cap are closed before any SSH work, a connection
@@ -34,11 +57,12 @@ const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]
  * idle timeout with no bytes either way.
  */
 export async function startSshServer(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'config' | 'log'>,
+  access: SshAccess,
   options: { port?: number; host?: string } = {},
 ): Promise<SshServer> {
   const hostKeys = await loadHostKeys(ctx.config.dataDir);
-  const hooks = await installHooks(ctx.config);
+  const hooks = await installHooks(ctx.config, access.hooks);
   const log = ctx.log.child({ component: 'ssh' });
   const limits = ctx.config.ssh;
   const gate = new ConnectionGate(
@@ -93,7 +117,8 @@ export async function startSshServer(
     client.on('authentication', (auth) => {
       if (auth.method !== 'publickey') return auth.reject(['publickey']);
       const candidate = fingerprintOf(auth.key.data);
-      isKnownDeployKey(ctx.database.db, candidate)
+      access
+        .isKnownKey(candidate)
         .then((known) => {
           if (!known) return auth.reject(['publickey']);
           // Without a signature the client only asks whether this key would do.
@@ -131,34 +156,21 @@ export async function startSshServer(
         session.on('exec', (accept, reject, info) => {
           const match = COMMAND.exec(info.command);
           if (!match || !fingerprint) return reject();
-          const [, service, owner, slug] = match as unknown as [
-            string,
-            'upload-pack' | 'receive-pack',
-            string,
-            string,
-          ];
+          const [, service, owner, slug] = match as unknown as [string, GitService, string, string];
           const channel = accept();
           const refuse = (message: string) => {
             channel.stderr.write(`repo402: ${message}\n`);
             channel.exit(128);
             channel.end();
           };
-          if (!isValidName(owner) || !isValidName(slug))
-            return refuse('no such repository, or this key may not use it');
-          listingForDeployKey(ctx.database.db, fingerprint, owner, slug)
-            .then(async (listing) => {
-              if (!listing) return refuse('no such repository, or this key may not use it');
-              if (service === 'receive-pack' && listing.status === 'retired') {
-                return refuse('this listing is retired; its repository is archived read-only');
-              }
-              // The release limits the pre-receive hook applies (it cannot reach the database).
-              const hookEnv =
-                service === 'receive-pack'
-                  ? pushHookEnv(await pushAllowance(ctx.database.db, ctx.config, listing, ctx.clock.now()))
-                  : {};
+          access
+            .open({ fingerprint, owner, slug, service })
+            .then((grant) => {
+              if ('refused' in grant) return refuse(grant.refused);
               const gitDir = repoPath(ctx.config, owner, slug);
-              const child = spawn('git', ['-c', `core.hooksPath=${hooks}`, service, gitDir], {
-                env: gitEnv({ ...hookEnv, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) }),
+              const child = spawnGitService(service, gitDir, {
+                hooksDir: hooks,
+                env: { ...grant.hookEnv, ...(protocol ? { GIT_PROTOCOL: protocol } : {}) },
               });
               channel.pipe(child.stdin);
               child.stdout.pipe(channel, { end: false });
@@ -174,15 +186,10 @@ export async function startSshServer(
                   channel.end();
                 };
                 if (service !== 'receive-pack' || code !== 0) return finish();
-                cutPushedTags(ctx, listing, gitDir)
+                grant
+                  .afterPush(gitDir)
                   .then((lines) => {
                     for (const line of lines) channel.stderr.write(`repo402: ${line}\n`);
-                  })
-                  .catch((error) => {
-                    log.error({ err: error, listing: listing.id }, 'could not queue cuts after a push');
-                    channel.stderr.write(
-                      'repo402: tags received; queueing their releases failed, run POST /api/listings/{id}/sync\n',
-                    );
                   })
                   .finally(finish);
               });

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { commitFileToBranch } from '../git/commit-file.js';
 import { DEFAULT_BRANCH, repoPath } from '../git/repos.js';
 import { AppError } from '../platform/errors.js';
-import { type LicenceId, licenceText } from './licence-texts.js';
+import { LICENCE_TEMPLATES, type LicenceId } from './data/licence-texts.js';
 import { liveOwnedListing, retiredError } from './service.js';
 import { updateListing } from './store.js';
 
@@ -38,4 +38,9 @@ export async function commitLicence(
   });
   if (!(await updateListing(ctx.database.db, listing.id, { licence: spdx }))) throw retiredError();
   return { listingId: listing.id, spdx, commitSha: result.commit, created: result.created };
+}
+
+/** The licence's text with the year and the holder filled in. */
+function licenceText(spdx: LicenceId, year: number, holder: string): string {
+  return LICENCE_TEMPLATES[spdx].replaceAll('{{year}}', String(year)).replaceAll('{{holder}}', holder);
 }

@@ -2,9 +2,51 @@ import { z } from 'zod';
 import { NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from '../identity/handles.js';
 import { MicroUsdc, MicroUsdcInput } from '../platform/money.js';
 import { multiLineText, singleLineText } from '../platform/text-fields.js';
-import { ReleaseSchema } from '../releases/views.js';
 import { scanHiddenUnicode } from '../scan/hidden-unicode.js';
-import { LICENCES } from './licence-texts.js';
+import { LICENCES } from './data/licence-texts.js';
+
+/*
+ * SPEC.md's Release object. Declared here, with the listing that shows its releases, because
+ * listings/ sits below releases/ (releases/ may import listings/, never the reverse); the release
+ * log and the update 402 show the same object, filled by `releaseBody` (releases/views.ts).
+ */
+export const DiffSummarySchema = z
+  .object({
+    files_added: z.number().int(),
+    files_changed: z.number().int(),
+    files_removed: z.number().int(),
+    additions: z.number().int(),
+    deletions: z.number().int(),
+    components_touched: z.array(z.string()),
+  })
+  .meta({ id: 'DiffSummary', description: 'Changes since the previous release (everything, for the first)' });
+
+export const ReleaseSchema = z
+  .object({
+    version: z.string().meta({ examples: ['1.2.0'] }),
+    tag: z.string().meta({ examples: ['v1.2.0'] }),
+    commit_sha: z.string().meta({ description: '40 hex characters' }),
+    artifact_sha256: z.string().nullable().meta({
+      description:
+        'SHA-256 of the zip bytes, 64 hex characters; null only on a release refused for a size limit before any zip was made (its `scan` is `fail`; it is never sold)',
+    }),
+    published_at: z.iso.datetime(),
+    changelog: z.string(),
+    diff_summary: DiffSummarySchema.nullable(),
+    scan: z.enum(['pending', 'pass', 'fail']).meta({
+      description: '`pass` is the passing verdict; `pending` until inspection finishes; terminal once set',
+    }),
+    scanner_version: z.string().nullable(),
+    analyzer_version: z.string().nullable(),
+    price_micro: MicroUsdc.nullable().meta({
+      description:
+        'The price in force when the release went on sale (its cut, or the listing’s publication for releases cut before it); null only on a draft not yet priced',
+    }),
+    update_price_micro: MicroUsdc.meta({
+      description: 'The update price in force when the release went on sale',
+    }),
+  })
+  .meta({ id: 'Release' });
 
 export const SlugSchema = z
   .string()
@@ -124,6 +166,18 @@ export const ListingReleaseSchema = ReleaseSchema.extend({
     .meta({ description: 'The full trust report (null while pending); only on GET /api/listings/{id}' }),
 }).meta({ id: 'ListingRelease' });
 
+/** A version claimed for a cut that has not become a release (yet). */
+export const ListingCutSchema = z.object({
+  version: z.string(),
+  tag: z.string(),
+  commit_sha: z.string(),
+  trigger: z.enum(['push', 'sync']),
+  state: z.enum(['queued', 'failed']),
+  failure_reason: z.string().nullable(),
+  requested_at: z.iso.datetime(),
+  finished_at: z.iso.datetime().nullable(),
+});
+
 export const ListingSchema = z
   .object({
     id: z.uuid(),
@@ -147,24 +201,10 @@ export const ListingSchema = z
       description: "The SSH server's host keys; compare with what `ssh` shows on first connection",
     }),
     deploy_key_fingerprint: z.string().nullable().optional(),
-    cuts: z
-      .array(
-        z.object({
-          version: z.string(),
-          tag: z.string(),
-          commit_sha: z.string(),
-          trigger: z.enum(['push', 'sync']),
-          state: z.enum(['queued', 'failed']),
-          failure_reason: z.string().nullable(),
-          requested_at: z.iso.datetime(),
-          finished_at: z.iso.datetime().nullable(),
-        }),
-      )
-      .optional()
-      .meta({
-        description:
-          'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (a release refused for a limit is not here: it is a failing release with its report)',
-      }),
+    cuts: z.array(ListingCutSchema).optional().meta({
+      description:
+        'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (a release refused for a limit is not here: it is a failing release with its report)',
+    }),
     latest_release: ListingReleaseSchema.nullable().meta({
       description: 'The newest release whose scan is `pass`',
     }),

@@ -100,6 +100,11 @@ export async function liveOwnedListing(db: Db, creatorId: string, id: string): P
   return listing;
 }
 
+/** Sets a draft `published` in the caller's transaction; undefined once it is no longer a draft. */
+export function markPublished(db: Db, id: string, at: Date): Promise<Listing | undefined> {
+  return updateListing(db, id, { status: 'published', publishedAt: at }, ['draft']);
+}
+
 export function retiredError(): AppError {
   return new AppError('retired', { message: 'This listing is retired; it can no longer be changed or sold' });
 }

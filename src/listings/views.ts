@@ -3,36 +3,47 @@ import type { Config } from '../config.js';
 import type { HostKey } from '../git/host-keys.js';
 import { DEFAULT_BRANCH, remoteUrl } from '../git/repos.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import type { LoggedRelease } from '../releases/releases.js';
-import type { ReleaseCutRow } from '../releases/store.js';
-import { releaseBody } from '../releases/views.js';
-import type { ListingReleaseSchema, ListingSchema } from './schemas.js';
+import type { ListingCutSchema, ListingReleaseSchema, ListingSchema, ReleaseSchema } from './schemas.js';
 import type { Listing } from './service.js';
 
 export type ListingBody = z.infer<typeof ListingSchema>;
+export type ListingCut = z.infer<typeof ListingCutSchema>;
 
-export interface ListingViewInput {
+/** A release as a listing shows it; releases/ supplies it (`ListingReleases` in routes.ts). */
+export interface ShownRelease {
+  id: string;
+  body: z.infer<typeof ReleaseSchema>;
+  /** The full trust report, shown on single-listing answers. */
+  scanReport: unknown;
+  /** What the analysis found (the licence is read from it). */
+  computed: unknown;
+}
+
+/** The head releases of one listing: the newest passing one, and the newest of any verdict. */
+export interface ReleaseHeads {
+  latest: ShownRelease | null;
+  newest: ShownRelease | null;
+}
+
+export interface ListingViewInput extends ReleaseHeads {
   listing: Listing;
-  latest: LoggedRelease | null;
-  newest: LoggedRelease | null;
   hostKeys: HostKey[];
   /** Only GET /api/listings/{id} (and the single-listing answers) carry the full scan reports. */
   withScanReport?: boolean;
   deployKeyFingerprint?: string | null;
   /** Single-listing answers: claimed versions without a release. */
-  cuts?: ReleaseCutRow[];
+  cuts?: ListingCut[];
 }
 
 function listingRelease(
-  release: LoggedRelease,
+  release: ShownRelease,
   withScanReport: boolean,
 ): z.infer<typeof ListingReleaseSchema> {
-  const body = releaseBody(release);
-  return withScanReport ? { ...body, scan_report: release.scan ?? null } : body;
+  return withScanReport ? { ...release.body, scan_report: release.scanReport ?? null } : release.body;
 }
 
 /** The licence the analysis found in a release, when it recognised one (ANALYSIS.md `licence`). */
-function foundLicence(release: LoggedRelease | null): string | null {
+function foundLicence(release: ShownRelease | null): string | null {
   const licence = (release?.computed as { licence?: { spdx?: string; verdict?: string } } | null)?.licence;
   return licence?.spdx && (licence.verdict === 'matched' || licence.verdict === 'declared')
     ? licence.spdx
@@ -61,18 +72,7 @@ export function listingBody(config: Config, input: ListingViewInput): ListingBod
     retired_at: listing.retiredAt?.toISOString() ?? null,
     latest_release: latest ? listingRelease(latest, withScanReport) : null,
   };
-  if (input.cuts) {
-    body.cuts = input.cuts.map((cut) => ({
-      version: cut.version,
-      tag: cut.tag,
-      commit_sha: cut.commitSha,
-      trigger: cut.trigger,
-      state: cut.state as 'queued' | 'failed',
-      failure_reason: cut.failureReason,
-      requested_at: cut.requestedAt.toISOString(),
-      finished_at: cut.finishedAt?.toISOString() ?? null,
-    }));
-  }
+  if (input.cuts) body.cuts = input.cuts;
   if (newest && newest.id !== latest?.id) body.newest_release = listingRelease(newest, withScanReport);
   if (listing.source === 'hosted') {
     body.remote = remoteUrl(config, listing.owner, listing.slug);

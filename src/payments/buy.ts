@@ -12,7 +12,7 @@ import {
   publishedRelease,
   type Release,
   releasesBetween,
-} from '../releases/releases.js';
+} from '../releases/service.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { type Grant, type GrantKind, grantFor } from './grants.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
-import type { Release } from '../releases/releases.js';
+import type { Release } from '../releases/service.js';
 import { signToken, verifyToken } from './signed-token.js';
 
 /**

@@ -6,7 +6,7 @@ import { assertJurisdictionAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import { latestPassingRelease, publishedRelease } from '../releases/releases.js';
+import { latestPassingRelease, publishedRelease } from '../releases/service.js';
 import { type Grant, grantFor } from './grants.js';
 import { holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
 import { findListingForSale } from './listing.js';

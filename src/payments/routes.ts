@@ -7,7 +7,7 @@ import { ErrorSchema, errorResponses } from '../platform/http-schemas.js';
 import { MicroUsdc } from '../platform/money.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { OwnerSlugParams } from '../public/schemas.js';
-import { openArtifact, publishedRelease } from '../releases/releases.js';
+import { openArtifact, publishedRelease } from '../releases/service.js';
 import { buyLatest } from './buy.js';
 import { readDownloadToken } from './grants.js';
 import { fetchOwnedVersion, listEntitlements, versionStatus } from './holder.js';

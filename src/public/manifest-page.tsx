@@ -4,7 +4,7 @@ import { errorResponses } from '../platform/http-schemas.js';
 import { formatUsd } from '../platform/money.js';
 import { renderPage } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
-import { recentReleases } from '../releases/releases.js';
+import { recentReleases } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { API_CATALOG_LINK } from './catalog.js';

@@ -1,5 +1,4 @@
 import { LRUCache } from 'lru-cache';
-import { type ScanReport, toPublicScan } from '../analysis/inspect.js';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import type { PublicListing } from '../listings/public-listings.js';
@@ -7,6 +6,8 @@ import { AppError } from '../platform/errors.js';
 import { listingEvents } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
+import { toPublicScan } from '../scan/report.js';
+import type { ScanReport } from '../scan/types.js';
 import { findManifestHead, findReleaseDocuments } from './store.js';
 
 /** The release fields public pages show without its documents. */

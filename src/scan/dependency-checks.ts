@@ -1,7 +1,8 @@
 import type { Dependency } from '../analysis/dependencies.js';
 import type { Db } from '../db/connect.js';
-import { advisoriesFor } from './advisory-store.js';
+import { advisoriesFor, advisoryDatasetStamp } from './advisory-store.js';
 import { isAffected, normaliseName, type OsvRange } from './osv.js';
+import { SCANNER_VERSION } from './report.js';
 import type { Finding } from './types.js';
 
 /**
@@ -78,4 +79,10 @@ export async function checkDependencies(
     }
   }
   return { findings, checked: versioned.length };
+}
+
+/** The OSV checks' tool version: the scanner's, with the size and date of the advisory data it read. */
+export async function osvToolVersion(db: Db): Promise<string> {
+  const dataset = await advisoryDatasetStamp(db);
+  return `${SCANNER_VERSION}+osv.${dataset.records}${dataset.newest ? `.${dataset.newest.toISOString().slice(0, 10)}` : ''}`;
 }

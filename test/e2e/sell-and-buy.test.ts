@@ -6,8 +6,9 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { buildArtifact } from '../../src/releases/artifact.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { buildArtifact } from '../../src/releases/cut/artifact.js';
+import { cutJob } from '../../src/releases/jobs.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
@@ -35,7 +36,7 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     base = `http://127.0.0.1:${port}`;
     t = await createPaymentsApp({ env: { BASE_URL: base }, jobs: [cutJob] });
     await t.app.listen({ port, host: '127.0.0.1' });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
     aliceKey = await sshKeygen('ed25519');
     listing = await createHostedListing(t, alice.apiKey, aliceKey.publicKey, {

@@ -4,6 +4,7 @@ import pino from 'pino';
 import ssh2 from 'ssh2';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -74,7 +75,10 @@ describe('SSH connection caps and the handshake deadline', () => {
   });
   beforeEach(async () => {
     captured = capturingLogger();
-    ssh = await startSshServer({ ...t.ctx, log: captured.log }, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer({ ...t.ctx, log: captured.log }, hostedRepoAccess(t.ctx), {
+      port: 0,
+      host: '127.0.0.1',
+    });
   });
   afterEach(async () => {
     for (const socket of open.splice(0)) socket.destroy();
@@ -151,7 +155,7 @@ describe.each(BACKENDS)('SSH idle sessions on %s', (backend) => {
       backend,
       env: { SSH_HANDSHAKE_TIMEOUT_SECONDS: '3', SSH_IDLE_TIMEOUT_SECONDS: '2' },
     });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
   });
   afterEach(async () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { buildArtifact } from '../../src/releases/artifact.js';
+import { buildArtifact } from '../../src/releases/cut/artifact.js';
 import { buildRepo, type Tree } from '../fixtures/git-repo.js';
 import { isInside, linksUnder, unzipped } from '../support/zip.js';
 

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../src/git/repos.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { generateLargeRepo } from '../fixtures/large-repo.js';
 import { bearer, registerCreator } from '../identity/support.js';

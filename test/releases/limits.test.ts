@@ -8,15 +8,15 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { releaseCuts, releases } from '../../src/db/schema/index.js';
 import { type Listing, listingById } from '../../src/listings/service.js';
 import { AppError } from '../../src/platform/errors.js';
-import { runCut } from '../../src/releases/cut.js';
-import { requestCut } from '../../src/releases/cuts.js';
+import { requestCut } from '../../src/releases/cut/claims.js';
+import { runCut } from '../../src/releases/cut/run.js';
 import { findCut, findRelease, storedBytesOf } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, installTestInspector, workRepo } from './support.js';
+import { commitFile, testInspector, workRepo } from './support.js';
 
 const exec = promisify(execFile);
 let key: SshKey;
@@ -26,17 +26,15 @@ beforeAll(async () => {
 
 describe.each(BACKENDS)('release limits on %s', (backend) => {
   let t: TestApp;
-  let removeInspector: (() => void) | undefined;
   afterEach(async () => {
-    removeInspector?.();
     await t.close();
   });
 
   let alice: RegisteredCreator;
   /** An app with `env`, and a listing whose repository's main holds one commit. */
   async function setUp(env: Record<string, string>) {
-    removeInspector = installTestInspector();
     t = await createTestApp({ backend, env });
+    t.ctx.inspectRelease = testInspector();
     alice = await registerCreator(t);
     const created = await createHostedListing(t, alice.apiKey, key.publicKey);
     const work = await workRepo();

@@ -7,14 +7,15 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { buildArtifact } from '../../src/releases/artifact.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { buildArtifact } from '../../src/releases/cut/artifact.js';
+import { cutJob } from '../../src/releases/jobs.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, eventually, gitOverSsh, installTestInspector, workRepo } from './support.js';
+import { commitFile, eventually, gitOverSsh, testInspector, workRepo } from './support.js';
 
 const exec = promisify(execFile);
 let keyA: SshKey;
@@ -33,16 +34,14 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let alice: RegisteredCreator;
-  let removeInspector: () => void;
 
   beforeEach(async () => {
-    removeInspector = installTestInspector({ failing: ['1.1.0'] });
     t = await createTestApp({ backend, jobs: [cutJob] });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    t.ctx.inspectRelease = testInspector({ failing: ['1.1.0'] });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
   });
   afterEach(async () => {
-    removeInspector();
     await ssh.close();
     await t.close();
   });

@@ -6,7 +6,7 @@ import {
   openArtifact,
   publishedRelease,
   releasesBetween,
-} from '../../src/releases/releases.js';
+} from '../../src/releases/service.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { registerCreator } from '../identity/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';

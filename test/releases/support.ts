@@ -6,11 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import { expect } from 'vitest';
-import {
-  type InspectionResult,
-  type ReleaseInspector,
-  setReleaseInspector,
-} from '../../src/releases/inspection.js';
+import { diffFiles } from '../../src/git/refs.js';
+import type { InspectionResult, ReleaseInspector } from '../../src/releases/inspection/inspector.js';
 
 const exec = promisify(execFile);
 
@@ -78,14 +75,15 @@ export async function gitOverSsh(
 }
 
 /**
- * TEST FIXTURE, not an inspection: swaps in a stand-in inspector through the RELEASE_INSPECTOR
- * seam so publish and log tests choose each version's verdict without planting real secrets.
- * Returns a function that puts the real inspector back.
+ * TEST FIXTURE, not an inspection: a stand-in inspector for the context (`t.ctx.inspectRelease =
+ * testInspector(…)`), so publish and log tests choose each version's verdict without planting
+ * real secrets. Its diff summary counts git's changes since the previous release, with each
+ * top-level folder as a component.
  */
-export function installTestInspector(
+export function testInspector(
   options: { failing?: string[]; derivativeOf?: Record<string, string> } = {},
-): () => void {
-  const inspector: ReleaseInspector = async (_ctx, input) => {
+): ReleaseInspector {
+  return async (input) => {
     const fail = options.failing?.includes(input.version) ?? false;
     const result: InspectionResult = {
       computed: { originality: { derivative_of: options.derivativeOf?.[input.version] ?? null } },
@@ -98,13 +96,25 @@ export function installTestInspector(
       analyzerVersion: 'test-fixture-analyzer',
       scannerVersion: 'test-fixture-scanner',
       sbom: JSON.stringify({ fixture: true, version: input.version }),
-      diffSummary: null,
+      diffSummary: summariseChanges(
+        await diffFiles(input.repoPath, input.previous.at(-1)?.commitSha, input.commit),
+      ),
     };
     return result;
   };
-  const previous = setReleaseInspector(inspector);
-  return () => {
-    setReleaseInspector(previous);
+}
+
+function summariseChanges(changes: Awaited<ReturnType<typeof diffFiles>>) {
+  const components = new Set(
+    changes.map((change) => (change.path.includes('/') ? change.path.split('/')[0]! : '.')),
+  );
+  return {
+    files_added: changes.filter((change) => change.status === 'A').length,
+    files_changed: changes.filter((change) => change.status === 'M').length,
+    files_removed: changes.filter((change) => change.status === 'D').length,
+    additions: changes.reduce((sum, change) => sum + change.additions, 0),
+    deletions: changes.reduce((sum, change) => sum + change.deletions, 0),
+    components_touched: [...components].sort(),
   };
 }
 

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/identity/api-keys.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, eventually, installTestInspector, workRepo } from './support.js';
+import { commitFile, eventually, testInspector, workRepo } from './support.js';
 
 const exec = promisify(execFile);
 let key: SshKey;
@@ -23,20 +23,18 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
   let alice: RegisteredCreator;
   let listing: CreatedListing;
   let work: Awaited<ReturnType<typeof workRepo>>;
-  let removeInspector: () => void;
 
   beforeEach(async () => {
-    removeInspector = installTestInspector({
+    t = await createTestApp({ backend, jobs: [cutJob] });
+    t.ctx.inspectRelease = testInspector({
       failing: ['0.9.0'],
       derivativeOf: { '1.5.0': 'someone/original' },
     });
-    t = await createTestApp({ backend, jobs: [cutJob] });
     alice = await registerCreator(t);
     listing = await createHostedListing(t, alice.apiKey, key.publicKey);
     work = await workRepo();
   });
   afterEach(async () => {
-    removeInspector();
     await t.close();
   });
 

@@ -2,7 +2,8 @@ import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
@@ -32,7 +33,7 @@ describe.each(BACKENDS)('a hostile repository pushed over SSH on %s', (backend) 
 
   beforeEach(async () => {
     t = await createTestApp({ backend, jobs: [cutJob] });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     creator = await registerCreator(t);
   });
   afterEach(async () => {

@@ -7,7 +7,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { releases } from '../../src/db/schema/index.js';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
-import { cutJob } from '../../src/releases/cut-job.js';
+import { cutJob } from '../../src/releases/jobs.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findCutOf, findRelease, storedBytesOf } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -46,7 +47,7 @@ describe.each(BACKENDS)('hostile repositories pushed over SSH on %s', (backend) 
 
   async function start(env: Record<string, string> = {}) {
     t = await createTestApp({ backend, jobs: [cutJob], env });
-    ssh = await startSshServer(t.ctx, { port: 0, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: 0, host: '127.0.0.1' });
     alice = await registerCreator(t);
   }
   const remoteOf = (listing: { owner: string; slug: string }) =>

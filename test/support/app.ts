@@ -13,6 +13,7 @@ import { baseChainClient } from '../../src/platform/chain-client.js';
 import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { PauseSwitch } from '../../src/platform/pause.js';
+import { releaseInspector } from '../../src/releases/inspection/inspect.js';
 import { ManualClock } from './clock.js';
 import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
 
@@ -72,6 +73,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     appSecret: Buffer.alloc(32, 7),
     chainClient,
     blobs: await openBlobStore(config),
+    inspectRelease: releaseInspector({ config, database, clock }),
   };
   if (options.jobs) {
     ctx.jobs = await JobQueue.open(database, options.jobs === true ? JOBS : options.jobs, log);

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { writeArtifact } from '../../src/releases/artifact.js';
+import { writeArtifact } from '../../src/releases/cut/artifact.js';
 
 const run = promisify(execFile);
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { inspectRelease } from '../../src/analysis/inspect.js';
 import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
 import { announceListingChanged } from '../../src/platform/listing-events.js';
+import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { insertRelease } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';

@@ -1,9 +1,9 @@
-import type { Config } from '../config.js';
-import type { Db } from '../db/connect.js';
-import type { PushAllowance } from '../git/repos.js';
-import { DEFAULT_TREE_LIMITS, type TreeLimits, walkTree } from '../git/tree.js';
-import { AppError, isAppError } from '../platform/errors.js';
-import { creatorHoldsArtifact, cutsClaimedSince, storedBytesOf } from './store.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/connect.js';
+import { DEFAULT_TREE_LIMITS, type TreeLimits, walkTree } from '../../git/tree.js';
+import { AppError, isAppError } from '../../platform/errors.js';
+import type { PushAllowance } from '../pre-receive.js';
+import { creatorHoldsArtifact, cutsClaimedSince, storedBytesOf } from '../store.js';
 
 /**
  * The limits a release must stay within, each refused with the spec's error before work is done:

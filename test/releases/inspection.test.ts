@@ -1,7 +1,9 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type InspectInput, inspectRelease, toPublicScan } from '../../src/analysis/inspect.js';
 import type { AppContext } from '../../src/context.js';
 import { releaseBlobs } from '../../src/db/schema/index.js';
+import { inspectRelease } from '../../src/releases/inspection/inspect.js';
+import type { InspectionInput } from '../../src/releases/inspection/inspector.js';
+import { toPublicScan } from '../../src/scan/report.js';
 import { BLOCKING_CASES, cleanToolkit } from '../fixtures/corpus.js';
 import { buildRepo, type Tree } from '../fixtures/git-repo.js';
 import { ManualClock } from '../support/clock.js';
@@ -29,7 +31,11 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
   };
   afterEach(async () => database?.close());
 
-  const input = (repoPath: string, commit: string, extra: Partial<InspectInput> = {}): InspectInput => ({
+  const input = (
+    repoPath: string,
+    commit: string,
+    extra: Partial<InspectionInput> = {},
+  ): InspectionInput => ({
     repoPath,
     commit,
     listing: { id: 'listing-a', owner: 'ada', slug: 'date-tools' },

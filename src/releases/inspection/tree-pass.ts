@@ -1,7 +1,7 @@
 import os from 'node:os';
+import { runInWorker } from '../../analysis/threads.js';
 import type { PassFile, PassResult } from './file-pass.js';
 import { runFilePass } from './file-pass.js';
-import { runInWorker } from './threads.js';
 
 /**
  * Splits the files into up to `workers` shares by size (largest first onto the least-loaded share),

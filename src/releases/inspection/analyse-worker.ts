@@ -1,4 +1,4 @@
+import { answerParent, workerInput } from '../../analysis/threads.js';
 import { analyseTree, type TreeAnalysisInput } from './analyse-tree.js';
-import { answerParent, workerInput } from './threads.js';
 
 answerParent(analyseTree(workerInput<TreeAnalysisInput>()));

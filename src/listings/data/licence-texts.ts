@@ -1,7 +1,9 @@
 /**
- * The allow-listed LICENSE texts (SPDX standard texts). `{{year}}` and `{{holder}}` are filled in
- * where the text has a copyright line (MIT, BSD-3-Clause, the Apache-2.0 appendix); MPL-2.0 has
- * none. Apache-2.0 and MPL-2.0 are Debian's copies of the official texts.
+ * DATA, not code: the allow-listed LICENSE texts, copied verbatim (nothing generates them). MIT and
+ * BSD-3-Clause are the SPDX standard texts (spdx.org/licenses); Apache-2.0 and MPL-2.0 are Debian's
+ * copies of the official texts (/usr/share/common-licenses). `{{year}}` and `{{holder}}` mark the
+ * copyright line where a text has one (MIT, BSD-3-Clause, the Apache-2.0 appendix; MPL-2.0 has
+ * none); `licenceText` (../licence.ts) fills them. To add a licence, paste its official text here.
  */
 export const LICENCES = ['MIT', 'Apache-2.0', 'BSD-3-Clause', 'MPL-2.0'] as const;
 export type LicenceId = (typeof LICENCES)[number];
@@ -636,7 +638,3 @@ Exhibit B - "Incompatible With Secondary Licenses" Notice
   defined by the Mozilla Public License, v. 2.0.
 `,
 };
-
-export function licenceText(spdx: LicenceId, year: number, holder: string): string {
-  return LICENCE_TEMPLATES[spdx].replaceAll('{{year}}', String(year)).replaceAll('{{holder}}', holder);
-}

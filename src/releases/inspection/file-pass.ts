@@ -1,12 +1,13 @@
-import { fileCapabilities } from '../scan/capabilities.js';
-import { scanHiddenUnicode, scanInjectionPhrases } from '../scan/hidden-unicode.js';
-import { lineIndex } from '../scan/lines.js';
-import { createSecretScanner, type SecretScanner } from '../scan/secrets.js';
-import type { Finding } from '../scan/types.js';
-import type { TreeEntry } from './git.js';
-import { readBlobs } from './git.js';
-import { isKeptFile } from './kept-files.js';
-import { detectLanguage, isDocPath, isGenerated, isTestPath, isVendored } from './languages.js';
+import type { EngineeringSample } from '../../analysis/engineering.js';
+import type { TreeEntry } from '../../analysis/git.js';
+import { readBlobs } from '../../analysis/git.js';
+import { isKeptFile } from '../../analysis/kept-files.js';
+import { detectLanguage, isDocPath, isGenerated, isTestPath, isVendored } from '../../analysis/languages.js';
+import { fileCapabilities } from '../../scan/capabilities.js';
+import { scanHiddenUnicode, scanInjectionPhrases } from '../../scan/hidden-unicode.js';
+import { lineIndex } from '../../scan/lines.js';
+import { createSecretScanner, type SecretScanner } from '../../scan/secrets.js';
+import type { Finding } from '../../scan/types.js';
 
 /** Files above this are not read: they breach the per-file limit and block the release anyway. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -36,7 +37,7 @@ export interface FileFacts {
   shebang: boolean;
 }
 
-export interface PassResult {
+export interface PassResult extends EngineeringSample {
   facts: FileFacts[];
   findings: Finding[];
   /** Every symlink read, with its target text (the path checks resolve them over the whole tree). */
@@ -45,17 +46,6 @@ export interface PassResult {
   hosts: Array<{ host: string; from: 'code' | 'docs'; path: string }>;
   env: Array<{ name: string; path: string }>;
   tools: Array<{ name: string; path: string }>;
-  tokenHashes: Uint32Array;
-  tokensTotal: number;
-  shingleHashes: Uint32Array;
-  shinglesSampled: number;
-  codeLineHashes: Uint32Array;
-  codeLinesTotal: number;
-  /** Non-blank lines of all code / doc files, and of the sampled ones: effective counts scale by their ratio. */
-  codeSloc: { all: number; sampled: number };
-  docSloc: { all: number; sampled: number };
-  docLineHashes: Uint32Array;
-  docLineWords: Uint32Array;
   filesScanned: number;
   binarySkipped: number;
   bytesRead: number;

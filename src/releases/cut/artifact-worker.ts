@@ -1,4 +1,4 @@
-import { answerParent, workerInput } from '../analysis/threads.js';
+import { answerParent, workerInput } from '../../analysis/threads.js';
 import { type ArtifactInput, writeArtifact } from './artifact.js';
 
 answerParent(writeArtifact(workerInput<ArtifactInput>()));

@@ -1,10 +1,15 @@
 import type { AppContext } from '../context.js';
+import {
+  type Listing,
+  listingById,
+  liveOwnedListing,
+  markPublished,
+  retiredError,
+} from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
-import { latestPassingRelease, newestAnyRelease } from '../releases/releases.js';
-import { priceReleasesAtPublish } from '../releases/store.js';
-import { type Listing, liveOwnedListing, retiredError } from './service.js';
-import { findListingById, updateListing } from './store.js';
+import { latestPassingRelease, newestAnyRelease } from './service.js';
+import { priceReleasesAtPublish } from './store.js';
 
 /** What the analysis records about overlap with other listings (SPEC.md `computed.originality`). */
 function derivativeOf(computed: unknown): string | null {
@@ -61,7 +66,7 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
     });
   }
   const published = await db.transaction(async (tx) => {
-    const row = await updateListing(tx, id, { status: 'published', publishedAt: ctx.clock.now() }, ['draft']);
+    const row = await markPublished(tx, id, ctx.clock.now());
     if (row) {
       await priceReleasesAtPublish(tx, id, {
         priceMicro: row.priceMicro!,
@@ -75,7 +80,7 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
     return published;
   }
   // A concurrent publish or retire won the race: answer the state it left.
-  const current = await findListingById(db, id);
+  const current = await listingById(db, id);
   if (current?.status === 'published') return current;
   throw retiredError();
 }

@@ -3,9 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ZipFile } from 'yazl';
-import { listTree, readBlobs, type TreeEntry, type TreeLimits } from '../analysis/git.js';
-import { runInWorker } from '../analysis/threads.js';
-import { resolveSymlinks } from '../scan/symlinks.js';
+import { listTree, readBlobs, type TreeEntry, type TreeLimits } from '../../analysis/git.js';
+import { runInWorker } from '../../analysis/threads.js';
+import { resolveSymlinks } from '../../scan/symlinks.js';
 
 export interface ArtifactInput {
   /** The bare repository; only read. */

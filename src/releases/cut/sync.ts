@@ -1,12 +1,12 @@
-import type { AppContext } from '../context.js';
-import { createTagIfAbsent, listTags, resolveCommit, tagNamed } from '../git/refs.js';
-import { repoPath } from '../git/repos.js';
-import { liveOwnedListing } from '../listings/service.js';
-import { AppError } from '../platform/errors.js';
-import { requestCut, uncutTags } from './cuts.js';
+import type { AppContext } from '../../context.js';
+import { createTagIfAbsent, listTags, resolveCommit, tagNamed } from '../../git/refs.js';
+import { repoPath } from '../../git/repos.js';
+import { liveOwnedListing } from '../../listings/service.js';
+import { AppError } from '../../platform/errors.js';
+import { cutVersions, type ReleaseCutRow } from '../store.js';
+import { parseVersion, tagOf, versionOfTag } from '../versions.js';
+import { requestCut, uncutTags } from './claims.js';
 import { assertClaimAllowed, assertWithinLimits } from './limits.js';
-import { cutVersions, type ReleaseCutRow } from './store.js';
-import { parseVersion, tagOf, versionOfTag } from './versions.js';
 
 export interface SyncInput {
   ref?: string;

@@ -1,6 +1,6 @@
-import type { AppError } from '../platform/errors.js';
-import { SCANNER_VERSION } from '../scan/report.js';
-import type { ScanReport } from '../scan/types.js';
+import type { AppError } from '../../platform/errors.js';
+import { SCANNER_VERSION } from '../../scan/report.js';
+import type { ScanReport } from '../../scan/types.js';
 
 /** The `limits` rule each refusal is reported under; the tree rules are the scan's own ids. */
 const RULES: Record<string, string> = {

@@ -1,23 +1,28 @@
 import path from 'node:path';
-import { installBehaviour } from '../scan/behaviour.js';
-import { checkLimits, withinTotals } from '../scan/limits.js';
-import { checkPaths } from '../scan/paths.js';
-import { summariseCapabilities } from '../scan/report.js';
-import type { Capabilities, Finding } from '../scan/types.js';
-import { analyseCadence, cadenceSentence } from './cadence.js';
-import { analyseComponents, type ComponentFile, componentsTouched, inventorySentence } from './components.js';
-import { analyseDependencies, type Dependency } from './dependencies.js';
-import { type DiffSummary, diffCommits } from './diff.js';
-import { engineeringMetrics } from './engineering.js';
+import { analyseCadence, cadenceSentence } from '../../analysis/cadence.js';
+import {
+  analyseComponents,
+  type ComponentFile,
+  componentsTouched,
+  inventorySentence,
+} from '../../analysis/components.js';
+import { analyseDependencies, type Dependency } from '../../analysis/dependencies.js';
+import { type DiffSummary, diffCommits } from '../../analysis/diff.js';
+import { engineeringMetrics } from '../../analysis/engineering.js';
+import { listTree, type TreeLimits } from '../../analysis/git.js';
+import { extensionOf, isGenerated, isVendored } from '../../analysis/languages.js';
+import { analyseLicence } from '../../analysis/licence.js';
+import { findReadme, renderReadme } from '../../analysis/readme.js';
+import { buildSbom } from '../../analysis/sbom.js';
+import { runInWorker } from '../../analysis/threads.js';
+import type { Computed } from '../../analysis/types.js';
+import { installBehaviour } from '../../scan/behaviour.js';
+import { checkLimits, withinTotals } from '../../scan/limits.js';
+import { checkPaths } from '../../scan/paths.js';
+import { summariseCapabilities } from '../../scan/report.js';
+import type { Capabilities, Finding } from '../../scan/types.js';
 import type { FileFacts, PassResult } from './file-pass.js';
-import { listTree, type TreeLimits } from './git.js';
-import { extensionOf, isGenerated, isVendored } from './languages.js';
-import { analyseLicence } from './licence.js';
-import { findReadme, renderReadme } from './readme.js';
-import { buildSbom } from './sbom.js';
-import { runInWorker } from './threads.js';
 import { runTreePass } from './tree-pass.js';
-import type { Computed } from './types.js';
 
 export const ANALYZER_VERSION = '1.0.0';
 /** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */

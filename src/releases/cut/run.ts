@@ -1,18 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppContext } from '../context.js';
-import { annotatedTagMessage, commitSubjects, diffFiles } from '../git/refs.js';
-import { repoPath } from '../git/repos.js';
-import { lockCreator } from '../identity/creators.js';
-import { type Listing, listingById } from '../listings/service.js';
-import type { AppError } from '../platform/errors.js';
-import { announceListingChanged } from '../platform/listing-events.js';
-import { SCANNER_VERSION } from '../scan/report.js';
-import { buildArtifact } from './artifact.js';
-import { RELEASE_INSPECTOR } from './inspection.js';
-import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
-import { refusalReport } from './refusal.js';
+import type { AppContext } from '../../context.js';
+import { annotatedTagMessage, commitSubjects } from '../../git/refs.js';
+import { repoPath } from '../../git/repos.js';
+import { lockCreator } from '../../identity/creators.js';
+import { type Listing, listingById } from '../../listings/service.js';
+import type { AppError } from '../../platform/errors.js';
+import { announceListingChanged } from '../../platform/listing-events.js';
+import { SCANNER_VERSION } from '../../scan/report.js';
 import {
   findCut,
   findRelease,
@@ -24,9 +20,11 @@ import {
   recordInspection,
   releasesBelow,
   storedArtifact,
-} from './store.js';
-import { compareVersions, parseVersion } from './versions.js';
-import type { ReleaseBody } from './views.js';
+} from '../store.js';
+import { compareVersions, parseVersion } from '../versions.js';
+import { buildArtifact } from './artifact.js';
+import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
+import { refusalReport } from './refusal.js';
 
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
@@ -71,7 +69,7 @@ export async function runCut(
           analyzerVersion: null,
           scannerVersion: SCANNER_VERSION,
           sbomKey: null,
-          diffSummary: release.diffSummary,
+          diffSummary: null,
         });
       });
     }
@@ -117,7 +115,6 @@ async function snapshot(
       { timeoutMs: ctx.config.cutWorkerTimeoutMs },
     );
     const changelog = await changelogFor(gitDir, cut, previous);
-    const diffSummary = summarise(await diffFiles(gitDir, previous?.commitSha, cut.commitSha));
     const stored = await storedArtifact(db, artifact.sha256);
     if (!stored) {
       // Checked again under the lock below; this spares storing a zip that would be refused.
@@ -132,7 +129,8 @@ async function snapshot(
         artifactKey: stored?.key ?? artifactKeyOf(artifact.sha256),
         artifactSha256: artifact.sha256,
         sizeBytes: artifact.sizeBytes,
-        diffSummary,
+        // The inspection records what changed since the previous release.
+        diffSummary: null,
       });
       await finishCut(tx, cut.id, 'cut', ctx.clock.now());
       return release;
@@ -208,20 +206,6 @@ async function changelogFor(
   return message.length > MAX_CHANGELOG_CHARS ? `${message.slice(0, MAX_CHANGELOG_CHARS)}…` : message;
 }
 
-function summarise(changes: Awaited<ReturnType<typeof diffFiles>>): NonNullable<ReleaseBody['diff_summary']> {
-  const components = new Set(
-    changes.map((change) => (change.path.includes('/') ? change.path.split('/')[0]! : '.')),
-  );
-  return {
-    files_added: changes.filter((change) => change.status === 'A').length,
-    files_changed: changes.filter((change) => change.status === 'M').length,
-    files_removed: changes.filter((change) => change.status === 'D').length,
-    additions: changes.reduce((sum, change) => sum + change.additions, 0),
-    deletions: changes.reduce((sum, change) => sum + change.deletions, 0),
-    components_touched: [...components].sort(),
-  };
-}
-
 async function inspect(
   ctx: AppContext,
   listing: Listing,
@@ -229,7 +213,7 @@ async function inspect(
   gitDir: string,
 ): Promise<void> {
   const previous = await releasesBelow(ctx.database.db, listing.id, parseVersion(release.version)!);
-  const result = await RELEASE_INSPECTOR(ctx, {
+  const result = await ctx.inspectRelease({
     repoPath: gitDir,
     commit: release.commitSha,
     listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
@@ -254,7 +238,7 @@ async function inspect(
     analyzerVersion: result.analyzerVersion,
     scannerVersion: result.scannerVersion,
     sbomKey,
-    diffSummary: result.diffSummary ?? release.diffSummary,
+    diffSummary: result.diffSummary,
   });
   // A new passing release changes what the listing's public documents show.
   if (recorded) announceListingChanged(listing.owner, listing.slug);

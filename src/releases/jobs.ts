@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JobSpec } from '../platform/jobs.js';
-import { runCut } from './cut.js';
+import { runCut } from './cut/run.js';
 import { staleQueuedCuts } from './store.js';
 
 const CUT_RETRY_LIMIT = 4;

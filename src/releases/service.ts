@@ -1,6 +1,10 @@
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
+import { findPublicListing } from '../listings/public-listings.js';
+import { decodeCursor, encodeCursor } from '../platform/cursor.js';
+import { AppError } from '../platform/errors.js';
 import {
   cutsOf,
   findRelease,
@@ -11,7 +15,7 @@ import {
   type ReleaseRow,
   releasePage,
 } from './store.js';
-import { parseVersion } from './versions.js';
+import { parseVersion, VERSION_PATTERN } from './versions.js';
 import { type ReleaseBody, releaseBody } from './views.js';
 
 /**
@@ -93,4 +97,39 @@ export async function headReleases(
 export async function unfinishedCuts(db: Db, listingId: string): Promise<ReleaseCutRow[]> {
   const rows = await cutsOf(db, listingId, ['queued', 'failed']);
   return rows.sort((a, b) => b.requestedAt.getTime() - a.requestedAt.getTime());
+}
+
+const RELEASE_LOG_PAGE_SIZE = 50;
+const LogCursor = z.strictObject({ v: z.string().regex(VERSION_PATTERN) });
+
+export interface ReleaseLogPage {
+  owner: string;
+  slug: string;
+  status: 'published' | 'retired';
+  releases: ReleaseBody[];
+  nextCursor: string | null;
+}
+
+/**
+ * The public release log: every release, failing and pending ones too, newest version first.
+ * Drafts and unknown listings are both `404`; a retired listing keeps its log.
+ */
+export async function releaseLog(
+  db: Db,
+  owner: string,
+  slug: string,
+  cursor?: string,
+): Promise<ReleaseLogPage> {
+  const listing = await findPublicListing(db, owner, slug);
+  if (!listing) throw new AppError('not_found', { message: 'No such listing' });
+  const before = cursor ? parseVersion(decodeCursor(cursor, LogCursor).v) : undefined;
+  const rows = await releasePage(db, listing.id, RELEASE_LOG_PAGE_SIZE + 1, before);
+  const page = rows.slice(0, RELEASE_LOG_PAGE_SIZE);
+  return {
+    owner: listing.owner,
+    slug: listing.slug,
+    status: listing.status,
+    releases: page.map(releaseBody),
+    nextCursor: rows.length > RELEASE_LOG_PAGE_SIZE ? encodeCursor({ v: page.at(-1)!.version }) : null,
+  };
 }

@@ -1,5 +1,5 @@
+import { answerParent, workerInput } from '../../analysis/threads.js';
 import { type PassFile, runFilePass } from './file-pass.js';
-import { answerParent, workerInput } from './threads.js';
 
 const { repoPath, files } = workerInput<{ repoPath: string; files: PassFile[] }>();
 answerParent(runFilePass(repoPath, files), (result) =>

@@ -1,40 +1,19 @@
-import type { AppContext } from '../context.js';
-import { ensureAdvisorySeed } from '../scan/advisory-import.js';
-import { advisoryDatasetStamp } from '../scan/advisory-store.js';
-import { checkDependencies } from '../scan/dependency-checks.js';
-import { assembleReport, SCANNER_VERSION } from '../scan/report.js';
-import { SECRET_RULES } from '../scan/secret-rules.js';
-import type { CheckId, ScanReport } from '../scan/types.js';
+import type { DiffSummary } from '../../analysis/diff.js';
+import { recordAndCompareBlobs } from '../../analysis/originality.js';
+import type { Computed } from '../../analysis/types.js';
+import type { AppContext } from '../../context.js';
+import { ensureAdvisorySeed } from '../../scan/advisory-import.js';
+import { checkDependencies, osvToolVersion } from '../../scan/dependency-checks.js';
+import { assembleReport, SCANNER_VERSION } from '../../scan/report.js';
+import { SECRET_RULES } from '../../scan/secret-rules.js';
+import type { CheckId, ScanReport } from '../../scan/types.js';
 import { ANALYZER_VERSION, analyseTreeOffThread } from './analyse-tree.js';
-import type { DiffSummary } from './diff.js';
-import type { TreeLimits } from './git.js';
-import { recordAndCompareBlobs } from './originality.js';
-import type { Computed } from './types.js';
+import type { InspectionInput, InspectionResult, ReleaseInspector } from './inspector.js';
 
-export { toPublicScan } from '../scan/report.js';
-export type { PublicScan, ScanReport } from '../scan/types.js';
-export type { DiffSummary } from './diff.js';
-export type { Computed } from './types.js';
-
-export interface InspectInput {
-  repoPath: string;
-  commit: string;
-  listing: { id: string; owner: string; slug: string };
-  version: string;
-  publishedAt: Date;
-  /** Earlier releases of this listing, oldest first. */
-  previous: Array<{ version: string; commitSha: string; publishedAt: Date }>;
-  /** The configured tree limits (the defaults when omitted). */
-  treeLimits?: TreeLimits;
-}
-
-export interface InspectResult {
+/** What the real inspector finds: the seam's result with the analysis's and the scan's own types. */
+export interface InspectResult extends InspectionResult {
   computed: Computed;
   scan: ScanReport;
-  verdict: 'pass' | 'fail';
-  analyzerVersion: string;
-  scannerVersion: string;
-  sbom: string | null;
   diffSummary: DiffSummary;
 }
 
@@ -43,14 +22,21 @@ export interface InspectOptions {
   workers?: number;
 }
 
+type InspectDeps = Pick<AppContext, 'database' | 'clock' | 'config'>;
+
+/** The context's inspector (`ctx.inspectRelease`): the real analysis and scan. */
+export function releaseInspector(deps: InspectDeps): ReleaseInspector {
+  return (input) => inspectRelease(deps, input);
+}
+
 /**
  * Analyses and scans one release: the tree's analysis runs off the event loop (one streaming read
  * of the commit's files feeds every `computed` field and every per-file check), then dependency
  * checks and originality use the database. Nothing from the repository is executed.
  */
 export async function inspectRelease(
-  ctx: AppContext,
-  input: InspectInput,
+  ctx: InspectDeps,
+  input: InspectionInput,
   options: InspectOptions = {},
 ): Promise<InspectResult> {
   const db = ctx.database.db;
@@ -79,11 +65,10 @@ export async function inspectRelease(
     blobShas: tree.blobShas,
   });
   await ensureAdvisorySeed(db, now);
-  const [dependencyScan, dataset] = await Promise.all([
+  const [dependencyScan, osvStamp] = await Promise.all([
     checkDependencies(db, tree.dependencies),
-    advisoryDatasetStamp(db),
+    osvToolVersion(db),
   ]);
-  const osvStamp = `${SCANNER_VERSION}+osv.${dataset.records}${dataset.newest ? `.${dataset.newest.toISOString().slice(0, 10)}` : ''}`;
   const meta: Record<CheckId, { tool: string; tool_version: string; packages?: number }> = {
     secrets: { tool: 'repo402-secrets', tool_version: `${SCANNER_VERSION}+rules.${SECRET_RULES.length}` },
     limits: { tool: 'repo402-limits', tool_version: SCANNER_VERSION },

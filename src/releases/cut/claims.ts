@@ -1,12 +1,12 @@
-import type { AppContext } from '../context.js';
-import { listTags } from '../git/refs.js';
-import { lockCreator } from '../identity/creators.js';
-import type { Listing } from '../listings/service.js';
-import { isAppError } from '../platform/errors.js';
-import { cutJob } from './cut-job.js';
+import type { AppContext } from '../../context.js';
+import { listTags } from '../../git/refs.js';
+import { lockCreator } from '../../identity/creators.js';
+import type { Listing } from '../../listings/service.js';
+import { isAppError } from '../../platform/errors.js';
+import { cutJob } from '../jobs.js';
+import { cutVersions, findCutOf, insertCut, type ReleaseCutRow } from '../store.js';
+import { compareVersions, versionOfTag } from '../versions.js';
 import { assertClaimAllowed } from './limits.js';
-import { cutVersions, findCutOf, insertCut, type ReleaseCutRow } from './store.js';
-import { compareVersions, versionOfTag } from './versions.js';
 
 /**
  * Claims `version` for a cut and sends the job. The claim is the durable record (the job only
@@ -31,7 +31,7 @@ export async function requestCut(
   return row;
 }
 
-export async function sendCutJob(ctx: AppContext, cutId: string): Promise<void> {
+async function sendCutJob(ctx: AppContext, cutId: string): Promise<void> {
   // Without a queue (one-off commands) the claim waits for a worker's resend.
   await ctx.jobs?.send(cutJob, { cutId }, { singletonKey: cutId });
 }

@@ -1,0 +1,35 @@
+import type { TreeLimits } from '../../git/tree.js';
+
+/**
+ * The seam between the release cut and analysis/scanning. The cut snapshots a commit and records
+ * the release as `pending`; then the inspector (`inspectRelease`, the analysis and scan of one
+ * commit) computes the manifest fields and the scan, and the cut records them once (a verdict is
+ * terminal). A cut whose inspection has not finished stays `pending` and cannot be published.
+ * The context carries the inspector (`ctx.inspectRelease`), so a test can hand the cut its own.
+ */
+export interface InspectionInput {
+  /** The bare repository; read it with git, never write to it. */
+  repoPath: string;
+  commit: string;
+  listing: { id: string; owner: string; slug: string };
+  version: string;
+  publishedAt: Date;
+  /** Earlier cut releases of this listing, oldest first. */
+  previous: Array<{ version: string; commitSha: string; publishedAt: Date }>;
+  /** The configured tree limits (the defaults when omitted). */
+  treeLimits?: TreeLimits;
+}
+
+export interface InspectionResult {
+  computed: unknown;
+  scan: unknown;
+  verdict: 'pass' | 'fail';
+  analyzerVersion: string;
+  scannerVersion: string;
+  /** SBOM document (JSON text), stored beside the artifact. */
+  sbom: string | null;
+  /** What changed since the previous release (everything, for the first). */
+  diffSummary: unknown;
+}
+
+export type ReleaseInspector = (input: InspectionInput) => Promise<InspectionResult>;

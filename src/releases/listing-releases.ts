@@ -1,0 +1,37 @@
+import type { AppContext } from '../context.js';
+import type { ListingReleases } from '../listings/routes.js';
+import type { ShownRelease } from '../listings/views.js';
+import { publishOwnListing } from './publish.js';
+import { headReleases, unfinishedCuts } from './service.js';
+import type { ReleaseRow } from './store.js';
+import { releaseBody } from './views.js';
+
+/** What the listing routes show of a listing's releases, and publishing, which the verdicts decide. */
+export function listingReleases(ctx: AppContext): ListingReleases {
+  const db = ctx.database.db;
+  return {
+    async heads(listingIds) {
+      const heads = await headReleases(db, listingIds);
+      return new Map(
+        [...heads].map(([id, { latest, newest }]) => [id, { latest: shown(latest), newest: shown(newest) }]),
+      );
+    },
+    async unfinishedCuts(listingId) {
+      return (await unfinishedCuts(db, listingId)).map((cut) => ({
+        version: cut.version,
+        tag: cut.tag,
+        commit_sha: cut.commitSha,
+        trigger: cut.trigger,
+        state: cut.state as 'queued' | 'failed',
+        failure_reason: cut.failureReason,
+        requested_at: cut.requestedAt.toISOString(),
+        finished_at: cut.finishedAt?.toISOString() ?? null,
+      }));
+    },
+    publish: (creatorId, listingId) => publishOwnListing(ctx, creatorId, listingId),
+  };
+}
+
+function shown(row: ReleaseRow | null): ShownRelease | null {
+  return row && { id: row.id, body: releaseBody(row), scanReport: row.scan, computed: row.computed };
+}
