@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { paymentRail } from '../payments/context.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
+import { cacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
-import { listingEvents } from '../platform/listing-events.js';
+import { onListingChanged } from '../platform/listing-events.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { SKILL_PATH } from './skill.js';
@@ -39,10 +40,15 @@ const DiscoverySchema = z
   })
   .meta({ id: 'X402Discovery' });
 
-const cache = new LRUCache<string, Prebuilt>({ max: 1, ttl: 10_000 });
-listingEvents.on('changed', () => cache.clear());
+/** The app's one document (its base URL and catalogue), kept ten seconds or until a listing changes. */
+const discoveryCache = cacheSlot((caches) => {
+  const cache = new LRUCache<'doc', Prebuilt>({ max: 1, ttl: 10_000 });
+  caches.onClose(onListingChanged(() => cache.clear()));
+  return cache;
+});
 
 async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
+  const cache = ctx.caches.get(discoveryCache);
   const cached = cache.get('doc');
   if (cached) return cached;
   const { baseUrl } = ctx.config;
