@@ -6,6 +6,7 @@ import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
 import { cacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { onListingChanged } from '../platform/listing-events.js';
+import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { SKILL_PATH } from './skill.js';
@@ -80,7 +81,7 @@ async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
           channel: `${listing.owner}/${listing.slug}`,
           version: listing.version,
           manifest_url: `${baseUrl}/api/label/${listing.owner}/${listing.slug}`,
-          update_price_micro: listing.updatePriceMicro.toString(),
+          update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
         },
       };
     });
