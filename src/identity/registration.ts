@@ -3,7 +3,6 @@ import type { Address } from 'viem';
 import type { AppContext } from '../context.js';
 import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
-import { TERMS_VERSION } from '../public/terms.js';
 import { issueApiKey } from './api-keys.js';
 import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } from './challenges.js';
 import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } from './creator-store.js';
@@ -17,6 +16,7 @@ import {
   type StoredResponse,
 } from './idempotency.js';
 import { consumeInvite } from './invites.js';
+import { TERMS_VERSION } from './terms.js';
 import { createdCreatorBody } from './views.js';
 
 export interface RegistrationInput {

@@ -2,21 +2,13 @@ import { LRUCache } from 'lru-cache';
 import { type ScanReport, toPublicScan } from '../analysis/inspect.js';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
+import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';
 import type { PublicListing } from '../listings/public-listings.js';
 import { cacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
 import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
-import { findManifestHead, findReleaseDocuments } from './store.js';
-
-/** The release fields public pages show without its documents. */
-export interface ReleaseHead {
-  id: string;
-  version: string;
-  artifactSha256: string;
-  publishedAt: Date;
-}
 
 /**
  * The public Manifest (GET /api/label/{owner}/{slug}): what repo402 measured (`computed`, fixed
@@ -59,11 +51,10 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
   // A name that cannot exist (a NUL byte, say) is simply not found, and never reaches the database.
   const head =
     isValidName(owner) && isValidName(slug)
-      ? await findManifestHead(ctx.database.db, owner, slug)
+      ? await findCatalogEntry(ctx.database.db, owner, slug)
       : undefined;
   if (!head) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
-  const listing = head.listing as PublicListing;
-  const { release } = head;
+  const { listing, release } = head;
   const key = [
     release.id,
     listing.status,

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { listLiveListings } from '../listings/catalog.js';
 import { paymentRail } from '../payments/context.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
 import { cacheSlot } from '../platform/caches.js';
@@ -10,7 +11,6 @@ import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { SKILL_PATH } from './skill.js';
-import { listLiveListings } from './store.js';
 
 /**
  * `/.well-known/x402`: every resource on sale. No format is ratified, so one document serves the
