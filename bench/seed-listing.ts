@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inspectRelease } from '../src/analysis/inspect.js';
 import type { AppContext } from '../src/context.js';
-import { insertCreator } from '../src/identity/creator-store.js';
+import { insertCreator } from '../src/identity/store.js';
 import { insertListing } from '../src/listings/store.js';
 import { insertRelease } from '../src/releases/store.js';
 import { FixtureRepo } from '../test/support/fixture-repo.js';

@@ -14,15 +14,15 @@ import {
   type VerifiedChallenge,
   verifyChallenge,
 } from './challenges.js';
+import { addressTaken, CHANGE_DELAY_MS, type CreatorView, creatorView } from './creators.js';
+import { deliverAfterCommit, enqueueMessage } from './outbox.js';
 import {
   type ChangeField,
   cancelPendingChanges,
   claimPayoutAddress,
   findClaim,
   insertChange,
-} from './creator-store.js';
-import { addressTaken, CHANGE_DELAY_MS, type CreatorView, creatorView } from './creators.js';
-import { deliverAfterCommit, enqueueMessage } from './outbox.js';
+} from './store.js';
 
 export interface ChangeRequest {
   payoutAddress?: Address;

@@ -10,7 +10,7 @@ import {
   latestChangeInForce,
   listChanges,
   lockCreator,
-} from './creator-store.js';
+} from './store.js';
 
 /**
  * Locks the creator's row until the caller's transaction ends: whatever is counted then written

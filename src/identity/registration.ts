@@ -5,7 +5,6 @@ import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/comp
 import { AppError } from '../platform/errors.js';
 import { issueApiKey } from './api-keys.js';
 import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } from './challenges.js';
-import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } from './creator-store.js';
 import { addressTaken } from './creators.js';
 import {
   findReplay,
@@ -16,6 +15,7 @@ import {
   type StoredResponse,
 } from './idempotency.js';
 import { consumeInvite } from './invites.js';
+import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } from './store.js';
 import { TERMS_VERSION } from './terms.js';
 import { createdCreatorBody } from './views.js';
 
