@@ -10,7 +10,7 @@ import {
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
 import { authenticateKeyRoutesFirst } from './identity/guard.js';
-import { registerIdentityRoutes } from './identity/routes.js';
+import { identityRoutes } from './identity/routes.js';
 import { registerListingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
 import { registerPaymentRoutes } from './payments/routes.js';
@@ -142,7 +142,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerSkillRoutes(app, ctx);
   registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
-  registerIdentityRoutes(app, ctx);
+  await app.register(identityRoutes, { prefix: '/api', ctx });
   registerListingRoutes(app, ctx);
   registerReleaseRoutes(app, ctx);
   registerPaymentRoutes(app, ctx);
