@@ -25,17 +25,7 @@ import { AppError } from './platform/errors.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
-import { registerCatalogRoute } from './public/catalog.js';
-import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './public/docs.js';
-import { registerHealthRoute } from './public/health.js';
-import { registerHomeRoutes } from './public/home.js';
-import { registerLabelRoute } from './public/label.js';
-import { registerManifestPage } from './public/manifest-page.js';
-import { registerOpenApiRoute } from './public/openapi.js';
-import { registerSkillRoutes } from './public/skill.js';
-import { registerSnippetRoute } from './public/snippet.js';
-import { registerTermsRoute } from './public/terms-route.js';
-import { registerX402DiscoveryRoute } from './public/x402-discovery.js';
+import { listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { registerReleaseRoutes } from './releases/routes.js';
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
@@ -135,22 +125,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       pruneUnreferencedSchemas(jsonSchemaTransformObject(doc) as OpenAPIV3_1.Document),
   });
 
-  registerHomeRoutes(app, ctx);
-  registerHealthRoute(app, ctx);
-  registerTermsRoute(app, ctx);
-  registerCatalogRoute(app, ctx);
-  registerSkillRoutes(app, ctx);
-  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
-  registerOpenApiRoute(app);
+  await app.register(siteRoutes, { ctx });
   await app.register(identityRoutes, { prefix: '/api', ctx });
   registerListingRoutes(app, ctx);
   registerReleaseRoutes(app, ctx);
   registerPaymentRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
-  registerLabelRoute(app, ctx);
-  registerManifestPage(app, ctx);
-  registerSnippetRoute(app, ctx);
-  registerX402DiscoveryRoute(app, ctx);
+  await app.register(listingDocumentRoutes, { ctx });
 
   return app;
 }
