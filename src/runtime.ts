@@ -43,9 +43,14 @@ export interface ContextOptions {
  * commands and the tests' apps all start here.
  */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<Runtime> {
-  await checkComplianceConfig(config.compliance);
+  try {
+    await checkComplianceConfig(config.compliance);
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    await options.database?.close();
+    throw error;
+  }
   const log = createLogger(config.logLevel);
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const database = options.database ?? (await openDatabase(config));
   const caches = new Caches();
   let redis: Redis | undefined;
