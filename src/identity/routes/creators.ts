@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { requestCountry } from '../../platform/compliance.js';
 import { errorResponses } from '../../platform/http-schemas.js';
@@ -13,16 +13,11 @@ import {
   CreateCreatorRequestSchema,
   CreateCreatorResponseSchema,
   CreatorSchema,
+  RegistrationHeadersSchema,
   UpdateCreatorRequestSchema,
   UpdateCreatorResponseSchema,
 } from '../schemas.js';
 import { creatorBody } from '../views.js';
-
-const RegistrationHeadersSchema = z.looseObject({
-  [IDEMPOTENCY_HEADER]: z.uuid('expected a UUID').optional().meta({
-    description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
-  }),
-});
 
 export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   const creatorLimit = rateLimitConfig(ctx.config, 'creator');
