@@ -61,7 +61,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     appSecret: Buffer.alloc(32, 7),
     jobs: options.jobs ? 'workers' : 'none',
     jobSpecs: Array.isArray(options.jobs) ? options.jobs : undefined,
-    openPayments: options.openPayments,
+    openPayments: options.openPayments ?? false,
   });
   const app = await buildApp(ctx);
   await options.extend?.(app, ctx);
