@@ -22,6 +22,7 @@ import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config.js';
 import { creators, listings, releases } from '../src/db/schema/index.js';
+import { paymentRail } from '../src/payments/context.js';
 import { startServer } from '../src/server.js';
 
 const args = process.argv.slice(2);
@@ -136,7 +137,7 @@ const server = await startServer(config);
 try {
   const base = server.address;
   const { ctx } = server.runtime;
-  const rail = ctx.payments!;
+  const rail = await paymentRail(ctx);
   const db = ctx.database.db;
   // Bench fixture: a creator, a published listing and one passing release written directly.
   const [creator] = await db

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../src/context.js';
-import { insertCreator } from '../src/identity/creator-store.js';
+import { insertCreator } from '../src/identity/store.js';
 import { insertListing } from '../src/listings/store.js';
 import { inspectRelease } from '../src/releases/inspection/inspect.js';
 import { insertRelease } from '../src/releases/store.js';

@@ -10,7 +10,7 @@ import {
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
 import { authenticateKeyRoutesFirst } from './identity/guard.js';
-import { registerIdentityRoutes } from './identity/routes.js';
+import { identityRoutes } from './identity/routes.js';
 import { listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
 import { registerPaymentRoutes } from './payments/routes.js';
@@ -25,17 +25,7 @@ import { AppError } from './platform/errors.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
-import { registerCatalogRoute } from './public/catalog.js';
-import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './public/docs.js';
-import { registerHealthRoute } from './public/health.js';
-import { registerHomeRoutes } from './public/home.js';
-import { registerLabelRoute } from './public/label.js';
-import { registerManifestPage } from './public/manifest-page.js';
-import { registerOpenApiRoute } from './public/openapi.js';
-import { registerSkillRoutes } from './public/skill.js';
-import { registerSnippetRoute } from './public/snippet.js';
-import { registerTermsRoute } from './public/terms-route.js';
-import { registerX402DiscoveryRoute } from './public/x402-discovery.js';
+import { listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
 
@@ -136,22 +126,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       pruneUnreferencedSchemas(jsonSchemaTransformObject(doc) as OpenAPIV3_1.Document),
   });
 
-  registerHomeRoutes(app, ctx);
-  registerHealthRoute(app, ctx);
-  registerTermsRoute(app, ctx);
-  registerCatalogRoute(app, ctx);
-  registerSkillRoutes(app, ctx);
-  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
-  registerOpenApiRoute(app);
-  registerIdentityRoutes(app, ctx);
+  await app.register(siteRoutes, { ctx });
+  await app.register(identityRoutes, { prefix: '/api', ctx });
   await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
   registerPaymentRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
-  registerLabelRoute(app, ctx);
-  registerManifestPage(app, ctx);
-  registerSnippetRoute(app, ctx);
-  registerX402DiscoveryRoute(app, ctx);
+  await app.register(listingDocumentRoutes, { ctx });
 
   return app;
 }

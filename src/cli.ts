@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
-import { openRuntime } from './runtime.js';
+import { createContext } from './runtime.js';
 import type { ImportResult } from './scan/advisory-import.js';
 
 /**
@@ -19,7 +19,7 @@ async function runOperation<N extends OperationName>(
   const config = loadConfig();
   const remote = await callControl(controlSocketPath(config.dataDir), name, args);
   if (remote) return remote.result;
-  const runtime = await openRuntime(config);
+  const runtime = await createContext(config);
   try {
     const operation = operations[name];
     return await operation.run(runtime.ctx, operation.args.parse(args) as never);
@@ -61,7 +61,7 @@ function serve(config: Config): Promise<void> {
 /** Job workers without the HTTP API, for deployments that scale workers separately. */
 function worker(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
-    const runtime = await openRuntime(config, { jobs: 'workers' });
+    const runtime = await createContext(config, { jobs: 'workers' });
     runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
     return { log: runtime.ctx.log, close: () => runtime.close() };
   });

@@ -7,12 +7,16 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import type { PaymentRail } from './payments/rail.js';
 import type { BlobStore } from './platform/blobs.js';
+import type { Caches } from './platform/caches.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
 import type { PauseSwitch } from './platform/pause.js';
 import type { ReleaseInspector } from './releases/inspection/inspector.js';
 
-/** What the process opens once and every domain shares. Tests pass their own. */
+/**
+ * What the process opens once and every domain shares, built by `createContext()` (src/runtime.ts)
+ * for the server, the worker, CLI commands and tests alike.
+ */
 export interface AppDeps {
   log: FastifyBaseLogger;
   database: Database;
@@ -25,11 +29,16 @@ export interface AppDeps {
   /** Release artifacts and SBOMs. */
   blobs: BlobStore;
   /** Background jobs; absent in processes that only run a one-off command. */
-  jobs?: JobQueue;
+  jobs?: JobQueue<AppContext>;
   /** A Base chain client (BASE_RPC_URL, or the devnet chain): smart-wallet signatures verify through it. */
   chainClient?: PublicClient;
-  /** Facilitator, chain and payTo (devnet or mainnet); opened by serve and worker, lazily by CLI commands. */
-  payments?: PaymentRail;
+  /**
+   * Facilitator, chain and payTo (devnet or mainnet), opening or open: serve and worker open it at
+   * start, one-off commands on first use. Read it through `paymentRail(ctx)` (src/payments/context.ts).
+   */
+  payments?: Promise<PaymentRail>;
+  /** Documents cached for this app (its base URL, its database); never shared with another app in the process. */
+  caches: Caches;
   /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */
   inspectRelease: ReleaseInspector;
 }

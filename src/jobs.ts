@@ -1,10 +1,11 @@
+import type { AppContext } from './context.js';
 import { outboxRetryJob } from './identity/jobs.js';
 import { payoutSweepJob, settlementReconcileJob } from './payments/jobs.js';
 import type { AnyJobSpec } from './platform/jobs.js';
 import { cutJob, resendCutsJob } from './releases/jobs.js';
 
 /** Every domain's background jobs; the job queue creates their queues and workers from this list. */
-export const JOBS: AnyJobSpec[] = [
+export const JOBS: AnyJobSpec<AppContext>[] = [
   outboxRetryJob,
   cutJob,
   resendCutsJob,

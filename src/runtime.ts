@@ -4,13 +4,14 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
-import { connectDatabase } from './db/connect.js';
+import { connectDatabase, type Database } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { JOBS } from './jobs.js';
 import { openBlobStore } from './platform/blobs-config.js';
+import { Caches } from './platform/caches.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { checkComplianceConfig } from './platform/compliance.js';
-import { JobQueue } from './platform/jobs.js';
+import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
@@ -20,39 +21,57 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export interface RuntimeOptions {
+export interface ContextOptions {
   clock?: Clock;
+  /**
+   * An open, migrated database that the context then owns and closes (tests: a database of their
+   * own); otherwise DATABASE_URL, or PGlite in DATA_DIR, opened and migrated here.
+   */
+  database?: Database;
+  /** Otherwise APP_SECRET, or the secret kept in DATA_DIR. */
+  appSecret?: Buffer;
   /** `none` for one-off commands; `queue` to send jobs; `workers` to also run them here. */
   jobs?: 'none' | 'queue' | 'workers';
+  /** The jobs the queue serves; every domain's by default (tests run a few of their own). */
+  jobSpecs?: AnyJobSpec<AppContext>[];
+  /** Open the payment rail at start; by default only processes with a job queue do. */
+  openPayments?: boolean;
 }
 
 /**
- * Opens what a repo402 process needs (database with migrations applied, Redis, secrets, the job
- * queue) and closes it again in reverse order. `serve`, `worker` and local CLI commands start here.
+ * Builds the one `AppContext` of a process (database with migrations applied, Redis, secrets, the
+ * job queue, the payment rail) and closes it again in reverse order. `serve`, `worker`, local CLI
+ * commands and the tests' apps all start here.
  */
-export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  await checkComplianceConfig(config.compliance);
+export async function createContext(config: Config, options: ContextOptions = {}): Promise<Runtime> {
+  try {
+    await checkComplianceConfig(config.compliance);
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    await options.database?.close();
+    throw error;
+  }
   const log = createLogger(config.logLevel);
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const database = await connectDatabase(
-    config.databaseUrl
-      ? { kind: 'postgres', url: config.databaseUrl }
-      : { kind: 'pglite', dataDir: path.join(config.dataDir, 'db') },
-  );
+  const database = options.database ?? (await openDatabase(config));
+  const caches = new Caches();
   let redis: Redis | undefined;
-  let jobs: JobQueue | undefined;
+  let jobs: JobQueue<AppContext> | undefined;
+  let pause: PauseSwitch | undefined;
   const close = async () => {
+    pause?.stop();
     await jobs?.stop(config.shutdownTimeoutMs);
+    caches.close();
     redis?.disconnect();
     await database.close();
   };
   try {
-    await migrate(database);
-    const pause = new PauseSwitch(database.db, config.paused);
+    pause = new PauseSwitch(database.db, config.paused);
     await pause.refresh();
-    const appSecret = config.appSecret
-      ? Buffer.from(config.appSecret, 'hex')
-      : await loadOrCreateSecret(path.join(config.dataDir, 'app-secret'));
+    const appSecret =
+      options.appSecret ??
+      (config.appSecret
+        ? Buffer.from(config.appSecret, 'hex')
+        : await loadOrCreateSecret(path.join(config.dataDir, 'app-secret')));
     if (config.redisUrl) {
       // Without an offline queue a dead Redis fails fast instead of stalling requests.
       redis = new Redis(config.redisUrl, {
@@ -68,17 +87,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       ? (await import('./platform/chain-client.js')).baseChainClient(config.baseRpcUrl)
       : undefined;
     const mode = options.jobs ?? 'none';
-    // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
-    // journal); one-off commands open it on first use (src/payments/context.ts).
-    const payments =
-      mode === 'none'
-        ? undefined
-        : await (await import('./payments/rail.js')).openPaymentRail(config.payments, {
-            database,
-            appSecret,
-            baseClient: chainClient,
-          });
-    if (mode !== 'none') jobs = await JobQueue.open(database, JOBS, log);
+    if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
     const ctx: AppContext = {
       config,
@@ -89,22 +98,35 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
       redis,
       appSecret,
       jobs,
-      // On devnet, smart-wallet signatures verify against the devnet chain.
-      chainClient: payments?.devnet?.publicClient ?? chainClient,
-      payments,
+      chainClient,
       blobs: await openBlobStore(config),
+      caches,
       inspectRelease: releaseInspector({ config, database, clock }),
     };
+    // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
+    // journal); one-off commands open it on first use.
+    if (options.openPayments ?? mode !== 'none') {
+      await (await import('./payments/context.js')).paymentRail(ctx);
+    }
     if (mode === 'workers') await jobs!.startWorkers(ctx, log);
-    return {
-      ctx,
-      async close() {
-        pause.stop();
-        await close();
-      },
-    };
+    return { ctx, close };
   } catch (error) {
     await close();
+    throw error;
+  }
+}
+
+async function openDatabase(config: Config): Promise<Database> {
+  const database = await connectDatabase(
+    config.databaseUrl
+      ? { kind: 'postgres', url: config.databaseUrl }
+      : { kind: 'pglite', dataDir: path.join(config.dataDir, 'db') },
+  );
+  try {
+    await migrate(database);
+    return database;
+  } catch (error) {
+    await database.close();
     throw error;
   }
 }

@@ -6,7 +6,7 @@ import { operations } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { type ControlServer, controlSocketPath, startControlServer } from './platform/control.js';
 import { hostedRepoAccess } from './releases/ssh-access.js';
-import { openRuntime, type Runtime } from './runtime.js';
+import { createContext, type Runtime } from './runtime.js';
 
 export interface RunningServer {
   app: App;
@@ -18,7 +18,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, clock: Clock = systemClock): Promise<RunningServer> {
-  const runtime = await openRuntime(config, { clock, jobs: config.workers ? 'workers' : 'queue' });
+  const runtime = await createContext(config, { clock, jobs: config.workers ? 'workers' : 'queue' });
   let app: App | undefined;
   let control: ControlServer | undefined;
   let ssh: SshServer | undefined;

@@ -1,9 +1,8 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Address, isAddressEqual } from 'viem';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import type { AuthenticatedCreator } from './api-keys.js';
 import {
@@ -14,21 +13,23 @@ import {
   type VerifiedChallenge,
   verifyChallenge,
 } from './challenges.js';
+import { addressTaken, CHANGE_DELAY_MS, type CreatorView, creatorView } from './creators.js';
+import { deliverAfterCommit, enqueueMessage } from './outbox.js';
 import {
   type ChangeField,
   cancelPendingChanges,
   claimPayoutAddress,
   findClaim,
   insertChange,
-} from './creator-store.js';
-import { addressTaken, CHANGE_DELAY_MS, type CreatorView, creatorView } from './creators.js';
-import { deliverAfterCommit, enqueueMessage } from './outbox.js';
+} from './store.js';
 
 export interface ChangeRequest {
   payoutAddress?: Address;
   abuseContact?: string;
   stepUp?: SignedChallenge;
   addressProof?: SignedChallenge;
+  /** The caller's country (`requestCountry`): a payout address is not rebound from a blocked one. */
+  country?: string;
 }
 
 /**
@@ -42,7 +43,6 @@ export async function requestCreatorChanges(
   ctx: AppContext,
   creator: AuthenticatedCreator,
   input: ChangeRequest,
-  headers: IncomingHttpHeaders,
   log: FastifyBaseLogger,
 ): Promise<CreatorView> {
   if (input.payoutAddress === undefined && input.abuseContact === undefined) {
@@ -51,7 +51,7 @@ export async function requestCreatorChanges(
   if (input.addressProof && input.payoutAddress === undefined) {
     throw AppError.invalid([{ field: 'address_proof', reason: 'only with a payout_address change' }]);
   }
-  if (input.payoutAddress) assertJurisdictionAllowed(ctx.config.compliance, headers);
+  if (input.payoutAddress) assertCountryAllowed(ctx.config.compliance, input.country);
   const db = ctx.database.db;
   const before = (await creatorView(db, creator.id, ctx.clock.now()))!;
   const stepUp = await verifyStepUp(ctx, input, before.payoutAddress);

@@ -2,8 +2,8 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError } from '../platform/errors.js';
 import { newSecret, sha256Hex } from '../platform/tokens.js';
-import { findLiveKey, insertApiKey, revokeKey, revokeLiveKeys } from './api-key-store.js';
 import { CURRENT_SCOPES, type Scope } from './scopes.js';
+import { findLiveKey, insertApiKey, revokeKey, revokeLiveKeys } from './store.js';
 
 export const API_KEY_PREFIX = 'r402_';
 /** `r402_` and 256 random bits in base64url. */

@@ -4,15 +4,15 @@ import { createSiweMessage } from 'viem/siwe';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError, type ErrorCode } from '../platform/errors.js';
+import type { CHALLENGE_PURPOSES } from './schemas.js';
+import { verifyWalletSignature } from './signatures.js';
 import {
   type ChallengeRow,
   deleteChallengesExpiredBefore,
   findChallenge,
   insertChallenge,
   markChallengeUsed,
-} from './challenge-store.js';
-import type { CHALLENGE_PURPOSES } from './schemas.js';
-import { verifyWalletSignature } from './signatures.js';
+} from './store.js';
 
 export type ChallengePurpose = (typeof CHALLENGE_PURPOSES)[number];
 

@@ -7,11 +7,10 @@ import {
   type CreatorRow,
   findClaim,
   findCreatorById,
-  findCreatorRowByHandle,
   latestChangeInForce,
   listChanges,
   lockCreator,
-} from './creator-store.js';
+} from './store.js';
 
 /**
  * Locks the creator's row until the caller's transaction ends: whatever is counted then written
@@ -109,12 +108,6 @@ async function valueInForce(db: Db, creatorId: string, field: ChangeField, at: D
   const creator = await findCreatorById(db, creatorId);
   if (!creator) return undefined;
   return field === 'payout_address' ? creator.payoutAddress : creator.abuseContact;
-}
-
-/** The creator whose `owner` in URLs is `handle`. */
-export async function findCreatorByHandle(db: Db, handle: string): Promise<CreatorRef | undefined> {
-  const row = await findCreatorRowByHandle(db, handle);
-  return row && { id: row.id, handle: row.handle, createdAt: row.createdAt };
 }
 
 /** The creator whose payout address in force at `at` is `address` (an address names at most one). */

@@ -8,7 +8,7 @@ import {
   deleteIdempotencyRecordsExpiredBy,
   findIdempotencyRecord,
   insertIdempotencyRecord,
-} from './idempotency-store.js';
+} from './store.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { newSecret, sha256Hex } from '../platform/tokens.js';
-import { insertInvites, markInviteUsed } from './invite-store.js';
+import { insertInvites, markInviteUsed } from './store.js';
 
 export const INVITE_PREFIX = 'r402inv_';
 export const MAX_INVITES_PER_CALL = 1000;

@@ -3,7 +3,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { claimMessage, finishMessage, insertMessage, listUndelivered } from './outbox-store.js';
+import { claimMessage, finishMessage, insertMessage, listUndelivered } from './store.js';
 
 /**
  * Messages to people go through an outbox: written in the transaction that causes them (so a

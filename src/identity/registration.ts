@@ -1,12 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Address } from 'viem';
 import type { AppContext } from '../context.js';
-import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
-import { TERMS_VERSION } from '../public/terms.js';
 import { issueApiKey } from './api-keys.js';
 import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } from './challenges.js';
-import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } from './creator-store.js';
 import { addressTaken } from './creators.js';
 import {
   findReplay,
@@ -17,6 +14,8 @@ import {
   type StoredResponse,
 } from './idempotency.js';
 import { consumeInvite } from './invites.js';
+import { claimPayoutAddress, findClaim, findCreatorRowByHandle, insertCreator } from './store.js';
+import { TERMS_VERSION } from './terms.js';
 import { createdCreatorBody } from './views.js';
 
 export interface RegistrationInput {
@@ -29,7 +28,8 @@ export interface RegistrationInput {
 }
 
 export interface RegistrationRequest {
-  headers: IncomingHttpHeaders;
+  /** The caller's country (`requestCountry`), when the proxy reports it. */
+  country?: string;
   /** The `Idempotency-Key` header (a uuid), when sent. */
   idempotencyKey?: string;
   /** The request body as received, which the Idempotency-Key is bound to. */
@@ -69,7 +69,7 @@ export async function registerCreator(
     if (replay) return { ...replay, replayed: true };
   }
   try {
-    const body = await createCreator(ctx, input, request.headers, async (tx, response, at) => {
+    const body = await createCreator(ctx, input, request.country, async (tx, response, at) => {
       if (idempotent) await recordResponse(tx, ctx, idempotent, response, at);
     });
     return { statusCode: 201, body, replayed: false };
@@ -94,11 +94,11 @@ type RecordInTransaction = (
 async function createCreator(
   ctx: AppContext,
   input: RegistrationInput,
-  headers: IncomingHttpHeaders,
+  country: string | undefined,
   record: RecordInTransaction,
 ) {
   const { compliance } = ctx.config;
-  assertJurisdictionAllowed(compliance, headers);
+  assertCountryAllowed(compliance, country);
   if (input.acceptedTermsVersion !== TERMS_VERSION) {
     throw new AppError('terms_version_stale', {
       message: `accepted_terms_version must be ${TERMS_VERSION}, the version of GET /api/terms`,

@@ -1,11 +1,16 @@
-import type { App, AppContext } from '../context.js';
-import { registerAuthRoutes } from './auth-routes.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
 import { assertChallengeDomain } from './challenges.js';
-import { registerCreatorRoutes } from './creator-routes.js';
 import { drainOutbox } from './outbox.js';
+import { registerAuthRoutes } from './routes/auth.js';
+import { registerCreatorRoutes } from './routes/creators.js';
 
-/** Challenges, key rotation, web sessions, registration and the creator's own account. */
-export function registerIdentityRoutes(app: App, ctx: AppContext): void {
+/**
+ * Identity's HTTP plugin, registered under `/api`: challenges, key rotation and web sessions
+ * (`routes/auth.ts`, the `auth` rate limit), registration and the creator's own account
+ * (`routes/creators.ts`).
+ */
+export const identityRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   assertChallengeDomain(ctx.config.baseUrl);
   registerAuthRoutes(app, ctx);
   registerCreatorRoutes(app, ctx);
@@ -13,4 +18,4 @@ export function registerIdentityRoutes(app: App, ctx: AppContext): void {
   app.addHook('onClose', async () => {
     await drainOutbox(ctx);
   });
-}
+};

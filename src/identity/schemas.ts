@@ -2,6 +2,7 @@ import { type Address, getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { singleLineText } from '../platform/text-fields.js';
 import { isReservedHandle, NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from './handles.js';
+import { IDEMPOTENCY_HEADER } from './idempotency.js';
 import { CURRENT_SCOPES } from './scopes.js';
 
 /**
@@ -82,6 +83,13 @@ export const CreatorSchema = z
     }),
   })
   .meta({ id: 'Creator' });
+
+/** `Idempotency-Key` on registration. */
+export const RegistrationHeadersSchema = z.looseObject({
+  [IDEMPOTENCY_HEADER]: z.uuid('expected a UUID').optional().meta({
+    description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
+  }),
+});
 
 export const CreateCreatorRequestSchema = z
   .strictObject({

@@ -9,8 +9,8 @@ import {
   revokeApiKey,
 } from './api-keys.js';
 import { type ChallengePurpose, consumeChallenge, refusedAs, verifyChallenge } from './challenges.js';
-import { lockCreator } from './creator-store.js';
 import { type CreatorRef, findCreatorByPayoutAddress } from './creators.js';
+import { lockCreator } from './store.js';
 import type { WalletProof } from './wallet-signature.js';
 
 export interface KeyForCreator {

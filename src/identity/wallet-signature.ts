@@ -4,8 +4,6 @@ import { AppError } from '../platform/errors.js';
 import { refusedAs, useChallenge } from './challenges.js';
 import { WalletProofSchema } from './schemas.js';
 
-export const WALLET_SIGNATURE_HEADER = 'x-wallet-signature';
-
 /** The largest header we decode: an ERC-6492 signature with deployment data fits comfortably. */
 const MAX_HEADER_LENGTH = 32 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

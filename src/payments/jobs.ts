@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import type { AppContext } from '../context.js';
 import type { JobSpec } from '../platform/jobs.js';
 import { reconcileSweeps, sweepPayouts } from './payouts.js';
 import { reconcilePayments } from './reconcile.js';
 
 /** Resolves payments left `settling` and payouts left `sending`, every minute. */
-export const settlementReconcileJob: JobSpec<Record<string, never>> = {
+export const settlementReconcileJob: JobSpec<Record<string, never>, AppContext> = {
   name: 'payments-reconcile',
   data: z.object({}),
   cron: '* * * * *',
@@ -17,7 +18,7 @@ export const settlementReconcileJob: JobSpec<Record<string, never>> = {
 };
 
 /** Pays creator balances out, hourly. */
-export const payoutSweepJob: JobSpec<Record<string, never>> = {
+export const payoutSweepJob: JobSpec<Record<string, never>, AppContext> = {
   name: 'payments-payout-sweep',
   data: z.object({}),
   cron: '0 * * * *',

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES, ERRORS, type ErrorCode } from './errors.js';
 
-export const IssueSchema = z.object({ field: z.string(), reason: z.string() });
-
 export const ErrorSchema = z
   .object({
     code: z

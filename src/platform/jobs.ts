@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
-import type { AppContext } from '../context.js';
 import type { Database } from '../db/connect.js';
 
 /**
@@ -14,10 +13,11 @@ import type { Database } from '../db/connect.js';
  * crash may have dropped, so a job is a nudge, never the only record.
  */
 
-export interface JobSpec<T> {
+/** A job whose handler runs with context `C` (the app's `AppContext`; the queue does not look inside). */
+export interface JobSpec<T, C> {
   name: string;
   data: z.ZodType<T>;
-  run(ctx: AppContext, data: T, job: { id: string; retryCount: number }): Promise<void>;
+  run(ctx: C, data: T, job: { id: string; retryCount: number }): Promise<void>;
   retryLimit?: number;
   retryDelaySeconds?: number;
   retryBackoff?: boolean;
@@ -33,7 +33,7 @@ export interface JobSpec<T> {
 
 // A table of specs of any data type; each one parses its own data before running.
 // biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry, narrowed by each spec's zod schema
-export type AnyJobSpec = JobSpec<any>;
+export type AnyJobSpec<C> = JobSpec<any, C>;
 
 export const PGBOSS_SCHEMA = 'pgboss';
 
@@ -69,16 +69,20 @@ export interface SendOptions {
   startAfterSeconds?: number;
 }
 
-export class JobQueue {
+export class JobQueue<C> {
   private readonly workerIds = new Map<string, string>();
 
   private constructor(
     private readonly boss: PgBoss,
-    private readonly specs: AnyJobSpec[],
+    private readonly specs: AnyJobSpec<C>[],
     private readonly markStopped: () => void,
   ) {}
 
-  static async open(database: Database, specs: AnyJobSpec[], log: FastifyBaseLogger): Promise<JobQueue> {
+  static async open<C>(
+    database: Database,
+    specs: AnyJobSpec<C>[],
+    log: FastifyBaseLogger,
+  ): Promise<JobQueue<C>> {
     const adapter = bossAdapter(database, log);
     const boss = new PgBoss({ db: adapter.db, schema: PGBOSS_SCHEMA });
     boss.on('error', (error) => log.error({ err: error }, 'job queue error'));
@@ -100,7 +104,7 @@ export class JobQueue {
     return new JobQueue(boss, specs, adapter.markStopped);
   }
 
-  async send<T>(spec: JobSpec<T>, data: T, options: SendOptions = {}): Promise<string | null> {
+  async send<T>(spec: JobSpec<T, C>, data: T, options: SendOptions = {}): Promise<string | null> {
     const id = await this.boss.send(spec.name, spec.data.parse(data) as object, {
       singletonKey: options.singletonKey,
       startAfter: options.startAfterSeconds,
@@ -112,7 +116,7 @@ export class JobQueue {
   }
 
   /** Starts a worker per job, and the schedules of periodic ones. */
-  async startWorkers(ctx: AppContext, log: FastifyBaseLogger): Promise<void> {
+  async startWorkers(ctx: C, log: FastifyBaseLogger): Promise<void> {
     for (const spec of this.specs) {
       const workerId = await this.boss.work(
         spec.name,

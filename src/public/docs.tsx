@@ -1,10 +1,10 @@
 import MarkdownIt from 'markdown-it';
 import type { App, AppContext } from '../context.js';
+import { currentTerms } from '../identity/terms.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
 import { Markdown, renderPage } from '../platform/page.js';
 import { API_CATALOG_LINK } from './catalog.js';
 import { buyingGuide, sellingGuide } from './guides.js';
-import { currentTerms } from './terms.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: true });
 

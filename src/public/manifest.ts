@@ -1,22 +1,15 @@
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
+import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';
 import type { PublicListing } from '../listings/public-listings.js';
+import { cacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
-import { listingEvents } from '../platform/listing-events.js';
+import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import { toPublicScan } from '../scan/report.js';
 import type { ScanReport } from '../scan/types.js';
-import { findManifestHead, findReleaseDocuments } from './store.js';
-
-/** The release fields public pages show without its documents. */
-export interface ReleaseHead {
-  id: string;
-  version: string;
-  artifactSha256: string;
-  publishedAt: Date;
-}
 
 /**
  * The public Manifest (GET /api/label/{owner}/{slug}): what repo402 measured (`computed`, fixed
@@ -27,7 +20,8 @@ export interface ReleaseHead {
  * listing revision; and the listing's current head for one second, dropped at once in this
  * process when the listing changes (`announceListingChanged`). Another process may therefore
  * serve the previous price for up to a second, well inside the minute the response itself may be
- * cached for; the price a buyer pays is always the 402 quote's, read fresh.
+ * cached for; the price a buyer pays is always the 402 quote's, read fresh. Both caches belong to
+ * the app's context (`ctx.caches`).
  */
 
 export interface ManifestView {
@@ -37,12 +31,16 @@ export interface ManifestView {
   doc: Prebuilt;
 }
 
-const documents = new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 });
-const views = new LRUCache<string, ManifestView>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
-listingEvents.on('changed', ({ owner, slug }) => views.delete(`${owner}/${slug}`));
+const manifestCaches = cacheSlot((caches) => {
+  const documents = new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 });
+  const views = new LRUCache<string, ManifestView>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
+  caches.onClose(onListingChanged(({ owner, slug }) => views.delete(`${owner}/${slug}`)));
+  return { documents, views };
+});
 
 /** The manifest of a published or retired listing's latest passing release; `404 not_found` otherwise. */
 export async function findManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
+  const { views } = ctx.caches.get(manifestCaches);
   const cached = views.get(`${owner}/${slug}`);
   if (cached) return cached;
   const view = await loadManifest(ctx, owner, slug);
@@ -54,13 +52,11 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
   // A name that cannot exist (a NUL byte, say) is simply not found, and never reaches the database.
   const head =
     isValidName(owner) && isValidName(slug)
-      ? await findManifestHead(ctx.database.db, owner, slug)
+      ? await findCatalogEntry(ctx.database.db, owner, slug)
       : undefined;
   if (!head) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
-  const listing = head.listing as PublicListing;
-  const { release } = head;
+  const { listing, release } = head;
   const key = [
-    ctx.config.baseUrl,
     release.id,
     listing.status,
     listing.priceMicro,
@@ -68,6 +64,7 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
     listing.description,
     listing.triggerHint,
   ].join('\u0000');
+  const { documents } = ctx.caches.get(manifestCaches);
   let entry = documents.get(key);
   if (!entry) {
     const stored = await findReleaseDocuments(ctx.database.db, release.id);

@@ -1,14 +1,16 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { listLiveListings } from '../listings/catalog.js';
 import { paymentRail } from '../payments/context.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
+import { cacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
-import { listingEvents } from '../platform/listing-events.js';
+import { onListingChanged } from '../platform/listing-events.js';
+import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { SKILL_PATH } from './skill.js';
-import { listLiveListings } from './store.js';
 
 /**
  * `/.well-known/x402`: every resource on sale. No format is ratified, so one document serves the
@@ -39,10 +41,15 @@ const DiscoverySchema = z
   })
   .meta({ id: 'X402Discovery' });
 
-const cache = new LRUCache<string, Prebuilt>({ max: 1, ttl: 10_000 });
-listingEvents.on('changed', () => cache.clear());
+/** The app's one document (its base URL and catalogue), kept ten seconds or until a listing changes. */
+const discoveryCache = cacheSlot((caches) => {
+  const cache = new LRUCache<'doc', Prebuilt>({ max: 1, ttl: 10_000 });
+  caches.onClose(onListingChanged(() => cache.clear()));
+  return cache;
+});
 
 async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
+  const cache = ctx.caches.get(discoveryCache);
   const cached = cache.get('doc');
   if (cached) return cached;
   const { baseUrl } = ctx.config;
@@ -74,7 +81,7 @@ async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
           channel: `${listing.owner}/${listing.slug}`,
           version: listing.version,
           manifest_url: `${baseUrl}/api/label/${listing.owner}/${listing.slug}`,
-          update_price_micro: listing.updatePriceMicro.toString(),
+          update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
         },
       };
     });

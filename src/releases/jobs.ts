@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AppContext } from '../context.js';
 import type { JobSpec } from '../platform/jobs.js';
 import { runCut } from './cut/run.js';
 import { staleQueuedCuts } from './store.js';
@@ -6,7 +7,7 @@ import { staleQueuedCuts } from './store.js';
 const CUT_RETRY_LIMIT = 4;
 
 /** Snapshot, record and inspect one claimed version. */
-export const cutJob: JobSpec<{ cutId: string }> = {
+export const cutJob: JobSpec<{ cutId: string }, AppContext> = {
   name: 'releases.cut',
   data: z.object({ cutId: z.uuid() }),
   retryLimit: CUT_RETRY_LIMIT,
@@ -22,7 +23,7 @@ export const cutJob: JobSpec<{ cutId: string }> = {
 const STALE_AFTER_MS = 5 * 60 * 1000;
 
 /** Re-sends cut jobs a crash may have dropped; the claim row is the record, the job only a nudge. */
-export const resendCutsJob: JobSpec<Record<string, never>> = {
+export const resendCutsJob: JobSpec<Record<string, never>, AppContext> = {
   name: 'releases.resend-cuts',
   data: z.object({}),
   cron: '* * * * *',

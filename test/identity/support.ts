@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
 import { createInvites } from '../../src/identity/invites.js';
+import { TERMS_VERSION } from '../../src/identity/terms.js';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
-import { TERMS_VERSION } from '../../src/public/terms.js';
 import type { TestApp } from '../support/app.js';
 
 export type Purpose = 'address_proof' | 'step_up' | 'rotate_key' | 'wallet_ownership';

@@ -4,7 +4,8 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { expect } from 'vitest';
-import { openPaymentRail, type PaymentRail } from '../../src/payments/rail.js';
+import { paymentRail } from '../../src/payments/context.js';
+import type { PaymentRail } from '../../src/payments/rail.js';
 import { newWallet, type RegisteredCreator, walletSignatureHeader } from '../identity/support.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
 import { addFixtureReleases, type PublishedFixture, publishedListingFixture } from '../support/listings.js';
@@ -18,23 +19,13 @@ export interface PaymentsTestApp extends TestApp {
  * on its own database. The manual clock starts at the real time: the chain and the x402 client use it.
  */
 export async function createPaymentsApp(options: TestAppOptions = {}): Promise<PaymentsTestApp> {
-  let rail: PaymentRail | undefined;
   const t = await createTestApp({
     ...options,
     env: { SETTLEMENT_TIMEOUT_MS: '5000', ...options.env },
-    extend: async (app, ctx) => {
-      rail = await openPaymentRail(ctx.config.payments, {
-        database: ctx.database,
-        appSecret: ctx.appSecret,
-        baseClient: ctx.chainClient,
-      });
-      ctx.payments = rail;
-      ctx.chainClient = rail.devnet?.publicClient ?? ctx.chainClient;
-      await options.extend?.(app, ctx);
-    },
+    openPayments: true,
   });
   t.clock.set(new Date());
-  return Object.assign(t, { rail: rail! });
+  return Object.assign(t, { rail: await paymentRail(t.ctx) });
 }
 
 export type ListingFixture = PublishedFixture;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
 import { connectDatabase } from '../../src/db/connect.js';
 import { JOBS } from '../../src/jobs.js';
 import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
@@ -23,7 +24,7 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
 
   it('runs a sent job in-process at once, with its data validated', async () => {
     const seen: string[] = [];
-    const echo: AnyJobSpec = {
+    const echo: AnyJobSpec<AppContext> = {
       name: 'test-echo',
       data: z.object({ word: z.string() }),
       run: async (_ctx, data) => {
@@ -42,7 +43,7 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
 
   it('retries a failing job until it succeeds', async () => {
     let attempts = 0;
-    const flaky: AnyJobSpec = {
+    const flaky: AnyJobSpec<AppContext> = {
       name: 'test-flaky',
       data: z.object({}),
       retryLimit: 3,
@@ -60,7 +61,7 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
   });
 
   it('keeps one queued job per singleton key on a `short` queue', async () => {
-    const slow: AnyJobSpec = {
+    const slow: AnyJobSpec<AppContext> = {
       name: 'test-singleton',
       policy: 'short',
       data: z.object({ n: z.number() }),
@@ -76,7 +77,7 @@ describe.each(BACKENDS)('job queue on %s', (backend) => {
   it('drops the outcome of a job that outlives shutdown instead of writing to a closed database', async () => {
     let release!: () => void;
     let started = false;
-    const stuck: AnyJobSpec = {
+    const stuck: AnyJobSpec<AppContext> = {
       name: 'test-stuck',
       data: z.object({}),
       run: async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TERMS_VERSION } from '../../src/public/terms.js';
+import { TERMS_VERSION } from '../../src/identity/terms.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 
 describe('GET /api/terms', () => {

@@ -59,3 +59,22 @@ describe('GET /.well-known/x402', () => {
     expect(item.accepts[0].amount).toBe('7000000');
   });
 });
+
+describe('GET /.well-known/x402 in two apps of one process', () => {
+  it('gives each app the document for its own base URL', async () => {
+    const first = await createPaymentsApp({ env: { BASE_URL: 'http://first.test' } });
+    const second = await createPaymentsApp({ env: { BASE_URL: 'http://second.test' } });
+    try {
+      for (const t of [first, second]) await publishedListingFixture(t, { priceMicro: 1_000_000n });
+      for (const t of [first, second]) {
+        const doc = (await t.app.inject({ url: '/.well-known/x402' })).json();
+        expect(doc.resources.length).toBeGreaterThan(0);
+        for (const resource of doc.resources) expect(resource).toContain(`GET ${t.config.baseUrl}/`);
+        expect(doc.instructions).toContain(`Skill: ${t.config.baseUrl}/`);
+      }
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TERMS_VERSION } from '../../src/public/terms.js';
+import { TERMS_VERSION } from '../../src/identity/terms.js';
 import { newWallet } from '../identity/support.js';
 import { type SshKey, sshKeygen } from '../listings/support.js';
 import { gitOverSsh } from '../releases/support.js';

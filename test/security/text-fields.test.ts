@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TERMS_VERSION } from '../../src/public/terms.js';
+import { TERMS_VERSION } from '../../src/identity/terms.js';
 import {
   bearer,
   newWallet,

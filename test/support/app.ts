@@ -1,19 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
 import { connectDatabase } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
-import { JOBS } from '../../src/jobs.js';
-import { openBlobStore } from '../../src/platform/blobs-config.js';
-import { baseChainClient } from '../../src/platform/chain-client.js';
-import { type AnyJobSpec, JobQueue } from '../../src/platform/jobs.js';
-import { createLogger } from '../../src/platform/logger.js';
-import { PauseSwitch } from '../../src/platform/pause.js';
-import { releaseInspector } from '../../src/releases/inspection/inspect.js';
+import type { AnyJobSpec } from '../../src/platform/jobs.js';
+import { createContext } from '../../src/runtime.js';
 import { ManualClock } from './clock.js';
 import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
 
@@ -36,12 +30,14 @@ export interface TestAppOptions {
   /** Adds routes before the app is ready (tests of platform mechanisms). */
   extend?: (app: App, ctx: AppContext) => void | Promise<void>;
   /** Start the job queue with in-process workers: every domain's jobs, or the ones given. */
-  jobs?: boolean | AnyJobSpec[];
+  jobs?: boolean | AnyJobSpec<AppContext>[];
   /**
    * PGlite on disk in `<dataDir>/db`, where `repo402 serve` keeps it, so a server process can be
    * started on the same DATA_DIR after `close()`; the caller then removes `dataDir`.
    */
   onDisk?: boolean;
+  /** Open the payment rail before the app is built (payment tests); otherwise on first use. */
+  openPayments?: boolean;
 }
 
 /** The real application on a database of its own, with a manual clock and quiet logs. */
@@ -51,34 +47,22 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     DATA_DIR: dataDir,
     BASE_URL: TEST_BASE_URL,
     LOG_LEVEL: 'silent',
+    // Jobs a test leaves running are not waited for long at close.
+    SHUTDOWN_TIMEOUT_MS: '2000',
     ...options.env,
   });
   const database = options.onDisk
     ? await openDiskDatabase(path.join(dataDir, 'db'))
     : await openTestDatabase(options.backend ?? 'pglite');
   const clock = new ManualClock();
-  const pause = new PauseSwitch(database.db, config.paused);
-  await pause.refresh();
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
-  redis?.on('error', () => {});
-  const log = createLogger(config.logLevel);
-  const chainClient = config.baseRpcUrl ? baseChainClient(config.baseRpcUrl) : undefined;
-  const ctx: AppContext = {
-    config,
-    log,
-    database,
+  const { ctx, close } = await createContext(config, {
     clock,
-    pause,
-    redis,
+    database,
     appSecret: Buffer.alloc(32, 7),
-    chainClient,
-    blobs: await openBlobStore(config),
-    inspectRelease: releaseInspector({ config, database, clock }),
-  };
-  if (options.jobs) {
-    ctx.jobs = await JobQueue.open(database, options.jobs === true ? JOBS : options.jobs, log);
-    await ctx.jobs.startWorkers(ctx, log);
-  }
+    jobs: options.jobs ? 'workers' : 'none',
+    jobSpecs: Array.isArray(options.jobs) ? options.jobs : undefined,
+    openPayments: options.openPayments ?? false,
+  });
   const app = await buildApp(ctx);
   await options.extend?.(app, ctx);
   await app.ready();
@@ -91,9 +75,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     dataDir,
     async close() {
       await app.close();
-      await ctx.jobs?.stop(2000);
-      redis?.disconnect();
-      await database.close();
+      await close();
       if (!options.onDisk) await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { App, AppContext } from '../context.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
-import { issueChallenge } from './challenges.js';
-import { creatorOf, requireApiKey } from './guard.js';
+import type { App, AppContext } from '../../context.js';
+import { errorResponses } from '../../platform/http-schemas.js';
+import { rateLimitConfig } from '../../platform/rate-limit.js';
+import { issueChallenge } from '../challenges.js';
+import { creatorOf, requireApiKey } from '../guard.js';
 import {
   ChallengeQuerySchema,
   ChallengeSchema,
@@ -11,14 +11,14 @@ import {
   RotateKeyResponseSchema,
   SessionRequestSchema,
   SessionResponseSchema,
-} from './schemas.js';
-import { endSession, rotateKeys, startSession } from './wallet-auth.js';
+} from '../schemas.js';
+import { endSession, rotateKeys, startSession } from '../wallet-auth.js';
 
 export function registerAuthRoutes(app: App, ctx: AppContext): void {
   const limited = rateLimitConfig(ctx.config, 'auth');
 
   app.get(
-    '/api/auth/challenge',
+    '/auth/challenge',
     {
       config: limited,
       schema: {
@@ -44,7 +44,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
   );
 
   app.post(
-    '/api/auth/rotate-key',
+    '/auth/rotate-key',
     {
       config: limited,
       schema: {
@@ -72,7 +72,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
   );
 
   app.post(
-    '/api/auth/sessions',
+    '/auth/sessions',
     {
       config: limited,
       schema: {
@@ -99,7 +99,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
   );
 
   app.delete(
-    '/api/auth/sessions/current',
+    '/auth/sessions/current',
     {
       config: limited,
       onRequest: requireApiKey(ctx),

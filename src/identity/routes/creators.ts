@@ -1,33 +1,29 @@
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
-import type { App, AppContext } from '../context.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
-import { requestCreatorChanges } from './account-changes.js';
-import { creatorView } from './creators.js';
-import { creatorOf, requireApiKey } from './guard.js';
-import { IDEMPOTENCY_HEADER } from './idempotency.js';
-import { isRegistrationReplay, registerCreator } from './registration.js';
+import type { z } from 'zod';
+import type { App, AppContext } from '../../context.js';
+import { requestCountry } from '../../platform/compliance.js';
+import { errorResponses } from '../../platform/http-schemas.js';
+import { rateLimitConfig } from '../../platform/rate-limit.js';
+import { requestCreatorChanges } from '../account-changes.js';
+import { creatorView } from '../creators.js';
+import { creatorOf, requireApiKey } from '../guard.js';
+import { IDEMPOTENCY_HEADER } from '../idempotency.js';
+import { isRegistrationReplay, registerCreator } from '../registration.js';
 import {
   CreateCreatorRequestSchema,
   CreateCreatorResponseSchema,
   CreatorSchema,
+  RegistrationHeadersSchema,
   UpdateCreatorRequestSchema,
   UpdateCreatorResponseSchema,
-} from './schemas.js';
-import { creatorBody } from './views.js';
-
-const RegistrationHeadersSchema = z.looseObject({
-  [IDEMPOTENCY_HEADER]: z.uuid('expected a UUID').optional().meta({
-    description: 'The identical 201 replays for 24 hours; the same key with another body is refused',
-  }),
-});
+} from '../schemas.js';
+import { creatorBody } from '../views.js';
 
 export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   const creatorLimit = rateLimitConfig(ctx.config, 'creator');
 
   app.post(
-    '/api/creators',
+    '/creators',
     {
       config: {
         rateLimit: {
@@ -67,7 +63,11 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
           inviteCode: body.invite_code,
           abuseContact: body.abuse_contact,
         },
-        { headers: request.headers, idempotencyKey: request.headers[IDEMPOTENCY_HEADER], body },
+        {
+          country: requestCountry(ctx.config.compliance, request.headers),
+          idempotencyKey: request.headers[IDEMPOTENCY_HEADER],
+          body,
+        },
       );
       // Only a 201 is ever recorded, so a replay is one too.
       reply.code(201).header('cache-control', 'no-store');
@@ -77,7 +77,7 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   );
 
   app.get(
-    '/api/creators/me',
+    '/creators/me',
     {
       config: creatorLimit,
       onRequest: requireApiKey(ctx),
@@ -95,7 +95,7 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   );
 
   app.patch(
-    '/api/creators/me',
+    '/creators/me',
     {
       config: creatorLimit,
       onRequest: requireApiKey(ctx, 'account:write'),
@@ -130,8 +130,8 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
           abuseContact: body.abuse_contact,
           stepUp: body.step_up,
           addressProof: body.address_proof,
+          country: requestCountry(ctx.config.compliance, request.headers),
         },
-        request.headers,
         request.log,
       );
       reply.header('cache-control', 'no-store');

@@ -1,13 +1,31 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
+import type { PublicListing } from './public-listings.js';
 
 /**
- * The read model behind public pages: one indexed query for a listing and its latest passing
- * release, without the large `computed` and `scan` documents, which are loaded only when the
- * serialised manifest is not cached yet.
+ * The catalogue the public pages read: listings on show with their latest passing release. Public
+ * documents are built from these, never by joining the listings tables themselves.
  */
-export async function findManifestHead(db: Db, owner: string, slug: string) {
+
+/** The release fields public pages show without its documents. */
+export interface ReleaseHead {
+  id: string;
+  version: string;
+  artifactSha256: string;
+  publishedAt: Date;
+}
+
+/**
+ * A published or retired listing and its latest passing release, in one indexed query, without
+ * the large `computed` and `scan` documents (`findReleaseDocuments`), which a caller caching the
+ * serialised manifest loads only once.
+ */
+export async function findCatalogEntry(
+  db: Db,
+  owner: string,
+  slug: string,
+): Promise<{ listing: PublicListing; release: ReleaseHead } | undefined> {
   const [row] = await db
     .select({
       listing: {
@@ -42,9 +60,11 @@ export async function findManifestHead(db: Db, owner: string, slug: string) {
     )
     .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(1);
-  return row;
+  // The status filter above leaves only the statuses a PublicListing has.
+  return row as { listing: PublicListing; release: ReleaseHead } | undefined;
 }
 
+/** What repo402 measured and found in a release (`computed`, `scan`). */
 export async function findReleaseDocuments(db: Db, releaseId: string) {
   const [row] = await db
     .select({ computed: releases.computed, scan: releases.scan })
@@ -53,7 +73,7 @@ export async function findReleaseDocuments(db: Db, releaseId: string) {
   return row;
 }
 
-/** Every listing on sale with its latest passing release, for the discovery document. */
+/** Every listing on sale (published) with its latest passing release, at most `limit`. */
 export async function listLiveListings(db: Db, limit: number) {
   return db
     .selectDistinctOn([listings.id], {

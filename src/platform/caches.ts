@@ -1,0 +1,33 @@
+/**
+ * Caches that belong to one application context rather than to a module, so two apps in one
+ * process (tests, or a server and a CLI command) never serve each other's documents. A module
+ * declares what it caches with `cacheSlot(create)`; the context's `Caches` builds the value on
+ * first use and keeps it until the context closes.
+ */
+export interface CacheSlot<T> {
+  readonly create: (caches: Caches) => T;
+}
+
+export function cacheSlot<T>(create: (caches: Caches) => T): CacheSlot<T> {
+  return { create };
+}
+
+export class Caches {
+  private readonly values = new Map<CacheSlot<unknown>, unknown>();
+  private readonly cleanups: (() => void)[] = [];
+
+  get<T>(slot: CacheSlot<T>): T {
+    if (!this.values.has(slot)) this.values.set(slot, slot.create(this));
+    return this.values.get(slot) as T;
+  }
+
+  /** Runs `cleanup` when the context closes (a cache unsubscribing from process-wide events). */
+  onClose(cleanup: () => void): void {
+    this.cleanups.push(cleanup);
+  }
+
+  close(): void {
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    this.values.clear();
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { registerCatalogRoute } from './catalog.js';
+import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './docs.js';
+import { registerHealthRoute } from './health.js';
+import { registerHomeRoutes } from './home.js';
+import { registerLabelRoute } from './label.js';
+import { registerManifestPage } from './manifest-page.js';
+import { registerOpenApiRoute } from './openapi.js';
+import { registerSkillRoutes } from './skill.js';
+import { registerSnippetRoute } from './snippet.js';
+import { registerTermsRoute } from './terms-route.js';
+import { registerX402DiscoveryRoute } from './x402-discovery.js';
+
+/**
+ * Public has two plugins because the OpenAPI document lists paths in registration order, with
+ * the service's own documents first and the per-listing documents after the domains' APIs.
+ * Neither has a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
+ */
+
+/** The service's own pages and documents: home, health, terms, API catalogue, skill, docs, OpenAPI. */
+export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  registerHomeRoutes(app, ctx);
+  registerHealthRoute(app, ctx);
+  registerTermsRoute(app, ctx);
+  registerCatalogRoute(app, ctx);
+  registerSkillRoutes(app, ctx);
+  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
+  registerOpenApiRoute(app);
+};
+
+/** What anyone may read about a listing, each under the `public` rate limit: manifest, page, snippet, x402 discovery. */
+export const listingDocumentRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  registerLabelRoute(app, ctx);
+  registerManifestPage(app, ctx);
+  registerSnippetRoute(app, ctx);
+  registerX402DiscoveryRoute(app, ctx);
+};
