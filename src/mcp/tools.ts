@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { buyLatest } from '../payments/buy.js';
 import { fetchOwnedVersion, versionStatus } from '../payments/holder.js';
+import { offerFor } from '../payments/offer.js';
 import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/routes.js';
-import { MicroUsdc } from '../platform/money.js';
+import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
 import { ManifestSchema } from '../public/schemas.js';
 import { SKILL_PATH } from '../public/skill.js';
@@ -49,13 +50,14 @@ const howToBuy = defineTool(
     const { listing, release } = await findManifest(ctx, owner, slug);
     const urls = listingUrls(ctx.config.baseUrl, listing.owner, listing.slug);
     const forSale = listing.status === 'published';
+    const offer = offerFor(listing, release.version);
     return {
       owner: listing.owner,
       slug: listing.slug,
       for_sale: forSale,
       version: release.version,
-      price_micro: (listing.priceMicro ?? 0n).toString(),
-      update_price_micro: listing.updatePriceMicro.toString(),
+      price_micro: formatMicroUsdc(offer.amountMicro),
+      update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
       listing_url: urls.page,
       manifest_url: urls.manifest,
       resource_endpoint: urls.resource,

@@ -16,15 +16,11 @@ import {
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { type Grant, type GrantKind, grantFor } from './grants.js';
-import { type Holding, holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
+import { holdingOf } from './holdings.js';
 import { findListingForSale } from './listing.js';
+import { type Offer, offerFor, type PricedListing, pricedListing } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
-import {
-  type Offer,
-  type PaymentRequiredBody,
-  paymentRequiredBody,
-  requirementsFor,
-} from './payment-required.js';
+import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
 import {
@@ -73,8 +69,8 @@ export type BuyResult =
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
   if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
-  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
-  if (!listing || listing.priceMicro === null) throw notFound();
+  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
+  if (!listing) throw notFound();
   const release = await latestPassingRelease(ctx.database.db, listing.id);
   if (!release) throw notFound();
   const rail = await paymentRail(ctx);
@@ -90,28 +86,13 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
   const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
-  if (holding && isEntitled(holding, release.version)) {
+  const offer = offerFor(listing, release.version, holding);
+  if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
-  const offer = offerFor(listing, release, holding);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
   return { status: 'payment_required', paymentRequired: await paymentRequired(ctx, rail, offer) };
-}
-
-/** What `holding` would pay now for the release on sale. */
-function offerFor(listing: PublicListing, release: Release, holding: Holding | undefined): Offer {
-  const fromVersion = holding ? newestHeldBelow(holding, release.version) : undefined;
-  const base = {
-    listingId: listing.id,
-    owner: listing.owner,
-    slug: listing.slug,
-    version: release.version,
-    updatePriceMicro: listing.updatePriceMicro,
-  };
-  return fromVersion
-    ? { ...base, kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
-    : { ...base, kind: 'new', amountMicro: listing.priceMicro! };
 }
 
 export async function paymentRequired(
@@ -167,7 +148,7 @@ async function freeGrant(
 async function payWith(
   ctx: AppContext,
   rail: PaymentRail,
-  listing: PublicListing,
+  listing: PublicListing & PricedListing,
   release: Release,
   payment: DecodedPayment,
   request: BuyRequest,
@@ -191,11 +172,11 @@ async function payWith(
   const holding = await holdingOf(db, payer, listing.id);
   const existing = await findPayment(db, key.asset, key.payer, key.nonce);
   if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
-  if (isEntitled(holding, release.version)) {
+  const offer = offerFor(listing, release.version, holding);
+  if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
-  const offer = offerFor(listing, release, holding);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
 
   const quoteId =

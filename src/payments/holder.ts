@@ -8,8 +8,9 @@ import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { latestPassingRelease, publishedRelease } from '../releases/releases.js';
 import { type Grant, grantFor } from './grants.js';
-import { holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
+import { holdingOf, isEntitled } from './holdings.js';
 import { findListingForSale } from './listing.js';
+import { offerFor, pricedListing, priceKind } from './offer.js';
 import { resourceUrl } from './payment-required.js';
 import { entitlementPage } from './store.js';
 
@@ -74,14 +75,15 @@ export async function versionStatus(
   ctx: AppContext,
   request: { owner: string; slug: string; walletSignature: Header },
 ): Promise<VersionStatus> {
-  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
+  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
   const release = listing && (await latestPassingRelease(ctx.database.db, listing.id));
-  if (!listing || !release || listing.priceMicro === null) throw new AppError('not_found');
+  if (!listing || !release) throw new AppError('not_found');
   const wallet =
     request.walletSignature === undefined
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   const counts = ScanCounts.safeParse((release.scan as { counts?: unknown } | null)?.counts);
+  const listed = offerFor(listing, release.version);
   const status: VersionStatus = {
     owner: listing.owner,
     slug: listing.slug,
@@ -91,21 +93,19 @@ export async function versionStatus(
     tag: release.tag,
     artifact_sha256: release.artifactSha256,
     published_at: release.publishedAt.toISOString(),
-    price_micro: formatMicroUsdc(listing.priceMicro),
-    update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
+    price_micro: formatMicroUsdc(listed.amountMicro),
+    update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
     resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
     ...(counts.success ? { scan: counts.data } : {}),
   };
   if (!wallet) return status;
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
-  const entitled = isEntitled(holding, release.version);
-  const update = !entitled && newestHeldBelow(holding, release.version) !== undefined;
-  const price = update ? listing.updatePriceMicro : listing.priceMicro;
+  const offer = offerFor(listing, release.version, holding);
   return {
     ...status,
     owned: holding.versions.includes(release.version),
-    entitled,
-    price_kind: entitled ? 'owned' : price === 0n ? 'free' : update ? 'update' : 'new',
+    entitled: offer.kind === 'owned',
+    price_kind: priceKind(offer),
   };
 }
 

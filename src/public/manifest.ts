@@ -3,6 +3,7 @@ import { type ScanReport, toPublicScan } from '../analysis/inspect.js';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import type { PublicListing } from '../listings/public-listings.js';
+import { offerFor, type PricedListing, pricedListing } from '../payments/offer.js';
 import { AppError } from '../platform/errors.js';
 import { listingEvents } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
@@ -30,7 +31,7 @@ export interface ReleaseHead {
  */
 
 export interface ManifestView {
-  listing: PublicListing;
+  listing: PublicListing & PricedListing;
   release: ReleaseHead;
   manifest: Record<string, unknown>;
   doc: Prebuilt;
@@ -55,8 +56,9 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
     isValidName(owner) && isValidName(slug)
       ? await findManifestHead(ctx.database.db, owner, slug)
       : undefined;
-  if (!head) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
-  const listing = head.listing as PublicListing;
+  // Publishing needs a price: a listing without one is not for sale here either, as on /api/v and /api/r.
+  const listing = pricedListing(head?.listing as PublicListing | undefined);
+  if (!head || !listing) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
   const { release } = head;
   const key = [
     ctx.config.baseUrl,
@@ -90,12 +92,13 @@ export function listingUrls(baseUrl: string, owner: string, slug: string) {
 
 function buildManifest(
   baseUrl: string,
-  listing: PublicListing,
+  listing: PublicListing & PricedListing,
   release: ReleaseHead,
   computed: unknown,
   scan: unknown,
 ): Record<string, unknown> {
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
+  const offer = offerFor(listing, release.version);
   return {
     owner: listing.owner,
     slug: listing.slug,
@@ -104,8 +107,8 @@ function buildManifest(
     version: release.version,
     artifact_sha256: release.artifactSha256,
     published_at: release.publishedAt.toISOString(),
-    price_micro: formatMicroUsdc(listing.priceMicro ?? 0n),
-    update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
+    price_micro: formatMicroUsdc(offer.amountMicro),
+    update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
     resource_endpoint: urls.resource,
     version_url: urls.version,
     computed: {
