@@ -13,7 +13,7 @@ import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { registerIdentityRoutes } from './identity/routes.js';
 import { registerListingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
-import { registerPaymentRoutes } from './payments/routes.js';
+import { paymentRoutes } from './payments/routes.js';
 import { installCors } from './platform/cors.js';
 import {
   clientErrorHandler,
@@ -145,7 +145,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   registerIdentityRoutes(app, ctx);
   registerListingRoutes(app, ctx);
   registerReleaseRoutes(app, ctx);
-  registerPaymentRoutes(app, ctx);
+  await app.register(paymentRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   registerLabelRoute(app, ctx);
   registerManifestPage(app, ctx);

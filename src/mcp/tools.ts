@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { buyLatest } from '../payments/buy.js';
-import { fetchOwnedVersion, versionStatus } from '../payments/holder.js';
 import { offerFor } from '../payments/offer.js';
-import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/routes.js';
+import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
+import { buyLatest, fetchOwnedVersion, versionStatus } from '../payments/service.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
 import { ManifestSchema } from '../public/schemas.js';
@@ -139,7 +138,7 @@ const purchase = defineTool(
     output: PurchaseResult,
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
   },
-  async (ctx, args, request) => {
+  async (ctx, args, caller) => {
     const result = await buyLatest(ctx, {
       owner: args.owner,
       slug: args.slug,
@@ -147,7 +146,7 @@ const purchase = defineTool(
       quoteId: args.quote_id,
       walletSignature: args.wallet_signature,
       source: 'mcp',
-      headers: request.headers,
+      country: caller.country,
     });
     const body: object = result.status === 'granted' ? result.grant : result.paymentRequired;
     return body as z.infer<typeof PurchaseResult>;
@@ -168,13 +167,13 @@ const fetchRelease = defineTool(
     output: GrantSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
-  (ctx, { owner, slug, version, wallet_signature }, request) =>
+  (ctx, { owner, slug, version, wallet_signature }, caller) =>
     fetchOwnedVersion(ctx, {
       owner,
       slug,
       version,
       walletSignature: wallet_signature,
-      headers: request.headers,
+      country: caller.country,
     }),
 );
 

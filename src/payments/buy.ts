@@ -1,11 +1,10 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { SettleResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
 import { type Address, type Hex, type PublicClient, verifyTypedData } from 'viem';
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
-import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import {
   latestPassingRelease,
@@ -15,7 +14,7 @@ import {
 } from '../releases/releases.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
-import { type Grant, type GrantKind, grantFor } from './grants.js';
+import { grantFor } from './grants.js';
 import { holdingOf } from './holdings.js';
 import { findListingForSale } from './listing.js';
 import { type Offer, offerFor, type PricedListing, pricedListing } from './offer.js';
@@ -23,6 +22,7 @@ import { type DecodedPayment, decodePaymentSignature } from './payment-header.js
 import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
+import type { Grant, GrantKind } from './schemas.js';
 import {
   awaitOtherAttempt,
   claimForSettlement,
@@ -53,14 +53,14 @@ export interface BuyRequest {
   owner: string;
   slug: string;
   /** `PAYMENT-SIGNATURE`. */
-  paymentSignature?: string | string[];
+  paymentSignature?: string;
   /** `X-Quote-Id`. */
-  quoteId?: string | string[];
+  quoteId?: string;
   /** `X-Wallet-Signature`. */
-  walletSignature?: string | string[];
+  walletSignature?: string;
   source: PurchaseSource;
-  /** Request headers, for the jurisdiction check. */
-  headers?: IncomingHttpHeaders;
+  /** The caller's country (`requestCountry`), for the jurisdiction check. */
+  country?: string;
 }
 
 export type BuyResult =
@@ -68,7 +68,7 @@ export type BuyResult =
   | { status: 'payment_required'; paymentRequired: PaymentRequiredBody };
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
-  if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
+  assertCountryAllowed(ctx.config.compliance, request.country);
   const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
   if (!listing) throw notFound();
   const release = await latestPassingRelease(ctx.database.db, listing.id);
@@ -179,8 +179,7 @@ async function payWith(
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
 
-  const quoteId =
-    (Array.isArray(request.quoteId) ? request.quoteId[0] : request.quoteId) ?? echoedQuoteId(payment);
+  const quoteId = request.quoteId ?? echoedQuoteId(payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
   if (!quote || !quoteIsCurrent(quote, offer, ctx.clock.now())) {
     throw new AppError('price_changed', {

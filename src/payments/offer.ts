@@ -1,4 +1,5 @@
 import { type Holding, isEntitled, newestHeldBelow } from './holdings.js';
+import type { VersionStatus } from './schemas.js';
 
 /**
  * The one price computation: what a wallet is offered for a release now. Version status, the 402
@@ -36,7 +37,7 @@ export interface Owned {
 }
 
 /** `price_kind` on the wire: how a wallet would get the version now. */
-export type PriceKind = 'owned' | 'free' | 'new' | 'update';
+export type PriceKind = NonNullable<VersionStatus['price_kind']>;
 
 /** Without a holding (an anonymous caller, the label): the new-buyer offer. */
 export function offerFor(listing: PricedListing, version: string): Offer;

@@ -93,7 +93,11 @@ export function requestCountry(config: ComplianceConfig, headers: IncomingHttpHe
 
 /** `451 blocked_jurisdiction` when the request comes from a blocked country. */
 export function assertJurisdictionAllowed(config: ComplianceConfig, headers: IncomingHttpHeaders): void {
-  const country = requestCountry(config, headers);
+  assertCountryAllowed(config, requestCountry(config, headers));
+}
+
+/** The same for a country a route has already read (`requestCountry`), for services that see no headers. */
+export function assertCountryAllowed(config: ComplianceConfig, country: string | undefined): void {
   if (country && config.blockedCountries.includes(country)) {
     throw new AppError('blocked_jurisdiction', {
       message: `This service is not available in the request's jurisdiction (${country})`,
