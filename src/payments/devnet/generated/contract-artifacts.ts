@@ -1,757 +1,753 @@
 // GENERATED from ../contracts by `npx tsx scripts/compile-contracts.ts`; do not edit. test/payments/contracts.test.ts recompiles and compares.
 
 export const DevUSDC = {
-  contractName: 'DevUSDC',
-  sourceName: 'DevUSDC.sol',
-  compiler: '0.8.37+commit.f401782d.Emscripten.clang',
-  abi: [
+  "contractName": "DevUSDC",
+  "sourceName": "DevUSDC.sol",
+  "compiler": "0.8.37+commit.f401782d.Emscripten.clang",
+  "abi": [
     {
-      anonymous: false,
-      inputs: [
+      "anonymous": false,
+      "inputs": [
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'owner',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "owner",
+          "type": "address"
         },
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'spender',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "spender",
+          "type": "address"
         },
         {
-          indexed: false,
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
-        },
+          "indexed": false,
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
+        }
       ],
-      name: 'Approval',
-      type: 'event',
+      "name": "Approval",
+      "type": "event"
     },
     {
-      anonymous: false,
-      inputs: [
+      "anonymous": false,
+      "inputs": [
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'authorizer',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "authorizer",
+          "type": "address"
         },
         {
-          indexed: true,
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
-        },
+          "indexed": true,
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
+        }
       ],
-      name: 'AuthorizationCanceled',
-      type: 'event',
+      "name": "AuthorizationCanceled",
+      "type": "event"
     },
     {
-      anonymous: false,
-      inputs: [
+      "anonymous": false,
+      "inputs": [
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'authorizer',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "authorizer",
+          "type": "address"
         },
         {
-          indexed: true,
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
-        },
+          "indexed": true,
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
+        }
       ],
-      name: 'AuthorizationUsed',
-      type: 'event',
+      "name": "AuthorizationUsed",
+      "type": "event"
     },
     {
-      anonymous: false,
-      inputs: [
+      "anonymous": false,
+      "inputs": [
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'from',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "from",
+          "type": "address"
         },
         {
-          indexed: true,
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "indexed": true,
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          indexed: false,
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
-        },
+          "indexed": false,
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
+        }
       ],
-      name: 'Transfer',
-      type: 'event',
+      "name": "Transfer",
+      "type": "event"
     },
     {
-      inputs: [],
-      name: 'CANCEL_AUTHORIZATION_TYPEHASH',
-      outputs: [
+      "inputs": [],
+      "name": "CANCEL_AUTHORIZATION_TYPEHASH",
+      "outputs": [
         {
-          internalType: 'bytes32',
-          name: '',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "",
+          "type": "bytes32"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'DOMAIN_SEPARATOR',
-      outputs: [
+      "inputs": [],
+      "name": "DOMAIN_SEPARATOR",
+      "outputs": [
         {
-          internalType: 'bytes32',
-          name: '',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "",
+          "type": "bytes32"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'RECEIVE_WITH_AUTHORIZATION_TYPEHASH',
-      outputs: [
+      "inputs": [],
+      "name": "RECEIVE_WITH_AUTHORIZATION_TYPEHASH",
+      "outputs": [
         {
-          internalType: 'bytes32',
-          name: '',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "",
+          "type": "bytes32"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'TRANSFER_WITH_AUTHORIZATION_TYPEHASH',
-      outputs: [
+      "inputs": [],
+      "name": "TRANSFER_WITH_AUTHORIZATION_TYPEHASH",
+      "outputs": [
         {
-          internalType: 'bytes32',
-          name: '',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "",
+          "type": "bytes32"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'owner',
-          type: 'address',
+          "internalType": "address",
+          "name": "owner",
+          "type": "address"
         },
         {
-          internalType: 'address',
-          name: 'spender',
-          type: 'address',
-        },
+          "internalType": "address",
+          "name": "spender",
+          "type": "address"
+        }
       ],
-      name: 'allowance',
-      outputs: [
+      "name": "allowance",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'spender',
-          type: 'address',
+          "internalType": "address",
+          "name": "spender",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
+        }
       ],
-      name: 'approve',
-      outputs: [
+      "name": "approve",
+      "outputs": [
         {
-          internalType: 'bool',
-          name: '',
-          type: 'bool',
-        },
+          "internalType": "bool",
+          "name": "",
+          "type": "bool"
+        }
       ],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'authorizer',
-          type: 'address',
+          "internalType": "address",
+          "name": "authorizer",
+          "type": "address"
         },
         {
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
+        }
       ],
-      name: 'authorizationState',
-      outputs: [
+      "name": "authorizationState",
+      "outputs": [
         {
-          internalType: 'bool',
-          name: '',
-          type: 'bool',
-        },
+          "internalType": "bool",
+          "name": "",
+          "type": "bool"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'account',
-          type: 'address',
-        },
+          "internalType": "address",
+          "name": "account",
+          "type": "address"
+        }
       ],
-      name: 'balanceOf',
-      outputs: [
+      "name": "balanceOf",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'authorizer',
-          type: 'address',
+          "internalType": "address",
+          "name": "authorizer",
+          "type": "address"
         },
         {
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
         },
         {
-          internalType: 'bytes',
-          name: 'signature',
-          type: 'bytes',
-        },
+          "internalType": "bytes",
+          "name": "signature",
+          "type": "bytes"
+        }
       ],
-      name: 'cancelAuthorization',
-      outputs: [],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "name": "cancelAuthorization",
+      "outputs": [],
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'decimals',
-      outputs: [
+      "inputs": [],
+      "name": "decimals",
+      "outputs": [
         {
-          internalType: 'uint8',
-          name: '',
-          type: 'uint8',
-        },
+          "internalType": "uint8",
+          "name": "",
+          "type": "uint8"
+        }
       ],
-      stateMutability: 'pure',
-      type: 'function',
+      "stateMutability": "pure",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'amount',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "amount",
+          "type": "uint256"
+        }
       ],
-      name: 'mint',
-      outputs: [],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "name": "mint",
+      "outputs": [],
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'minter',
-      outputs: [
+      "inputs": [],
+      "name": "minter",
+      "outputs": [
         {
-          internalType: 'address',
-          name: '',
-          type: 'address',
-        },
+          "internalType": "address",
+          "name": "",
+          "type": "address"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'name',
-      outputs: [
+      "inputs": [],
+      "name": "name",
+      "outputs": [
         {
-          internalType: 'string',
-          name: '',
-          type: 'string',
-        },
+          "internalType": "string",
+          "name": "",
+          "type": "string"
+        }
       ],
-      stateMutability: 'pure',
-      type: 'function',
+      "stateMutability": "pure",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'from',
-          type: 'address',
+          "internalType": "address",
+          "name": "from",
+          "type": "address"
         },
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validAfter',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validAfter",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validBefore',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validBefore",
+          "type": "uint256"
         },
         {
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
         },
         {
-          internalType: 'bytes',
-          name: 'signature',
-          type: 'bytes',
-        },
+          "internalType": "bytes",
+          "name": "signature",
+          "type": "bytes"
+        }
       ],
-      name: 'receiveWithAuthorization',
-      outputs: [],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "name": "receiveWithAuthorization",
+      "outputs": [],
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'symbol',
-      outputs: [
+      "inputs": [],
+      "name": "symbol",
+      "outputs": [
         {
-          internalType: 'string',
-          name: '',
-          type: 'string',
-        },
+          "internalType": "string",
+          "name": "",
+          "type": "string"
+        }
       ],
-      stateMutability: 'pure',
-      type: 'function',
+      "stateMutability": "pure",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'totalSupply',
-      outputs: [
+      "inputs": [],
+      "name": "totalSupply",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
+        }
       ],
-      name: 'transfer',
-      outputs: [
+      "name": "transfer",
+      "outputs": [
         {
-          internalType: 'bool',
-          name: '',
-          type: 'bool',
-        },
+          "internalType": "bool",
+          "name": "",
+          "type": "bool"
+        }
       ],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'from',
-          type: 'address',
+          "internalType": "address",
+          "name": "from",
+          "type": "address"
         },
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
+        }
       ],
-      name: 'transferFrom',
-      outputs: [
+      "name": "transferFrom",
+      "outputs": [
         {
-          internalType: 'bool',
-          name: '',
-          type: 'bool',
-        },
+          "internalType": "bool",
+          "name": "",
+          "type": "bool"
+        }
       ],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'from',
-          type: 'address',
+          "internalType": "address",
+          "name": "from",
+          "type": "address"
         },
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validAfter',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validAfter",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validBefore',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validBefore",
+          "type": "uint256"
         },
         {
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
         },
         {
-          internalType: 'bytes',
-          name: 'signature',
-          type: 'bytes',
-        },
+          "internalType": "bytes",
+          "name": "signature",
+          "type": "bytes"
+        }
       ],
-      name: 'transferWithAuthorization',
-      outputs: [],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "name": "transferWithAuthorization",
+      "outputs": [],
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'from',
-          type: 'address',
+          "internalType": "address",
+          "name": "from",
+          "type": "address"
         },
         {
-          internalType: 'address',
-          name: 'to',
-          type: 'address',
+          "internalType": "address",
+          "name": "to",
+          "type": "address"
         },
         {
-          internalType: 'uint256',
-          name: 'value',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "value",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validAfter',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validAfter",
+          "type": "uint256"
         },
         {
-          internalType: 'uint256',
-          name: 'validBefore',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "validBefore",
+          "type": "uint256"
         },
         {
-          internalType: 'bytes32',
-          name: 'nonce',
-          type: 'bytes32',
+          "internalType": "bytes32",
+          "name": "nonce",
+          "type": "bytes32"
         },
         {
-          internalType: 'uint8',
-          name: 'v',
-          type: 'uint8',
+          "internalType": "uint8",
+          "name": "v",
+          "type": "uint8"
         },
         {
-          internalType: 'bytes32',
-          name: 'r',
-          type: 'bytes32',
+          "internalType": "bytes32",
+          "name": "r",
+          "type": "bytes32"
         },
         {
-          internalType: 'bytes32',
-          name: 's',
-          type: 'bytes32',
-        },
+          "internalType": "bytes32",
+          "name": "s",
+          "type": "bytes32"
+        }
       ],
-      name: 'transferWithAuthorization',
-      outputs: [],
-      stateMutability: 'nonpayable',
-      type: 'function',
+      "name": "transferWithAuthorization",
+      "outputs": [],
+      "stateMutability": "nonpayable",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'version',
-      outputs: [
+      "inputs": [],
+      "name": "version",
+      "outputs": [
         {
-          internalType: 'string',
-          name: '',
-          type: 'string',
-        },
+          "internalType": "string",
+          "name": "",
+          "type": "string"
+        }
       ],
-      stateMutability: 'pure',
-      type: 'function',
-    },
+      "stateMutability": "pure",
+      "type": "function"
+    }
   ],
-  bytecode:
-    '0x6080604052348015600e575f5ffd5b506113648061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610132575f3560e01c80637f2eecc3116100b4578063b7b7289911610079578063b7b72899146102d4578063cf092995146102e7578063d9169487146102fa578063dd62ed3e14610321578063e3ee160e14610359578063e94a01021461036c575f5ffd5b80637f2eecc31461024057806388b7ab631461026757806395d89b411461027a578063a0cc6a681461029a578063a9059cbb146102c1575f5ffd5b8063313ce567116100fa578063313ce567146101cf5780633644e515146101de57806340c10f19146101e657806354fd4d50146101fb57806370a0823114610218575f5ffd5b806306fdde0314610136578063075461721461016c578063095ea7b31461018757806318160ddd146101aa57806323b872dd146101bc575b5f5ffd5b6040805180820190915260088152672aa9a21021b7b4b760c11b60208201525b6040516101639190610f95565b60405180910390f35b6004546040516001600160a01b039091168152602001610163565b61019a610195366004610fc2565b6103a4565b6040519015158152602001610163565b6002545b604051908152602001610163565b61019a6101ca366004610fea565b610410565b60405160068152602001610163565b6101ae6104e7565b6101f96101f4366004610fc2565b61058b565b005b6040805180820190915260018152601960f91b6020820152610156565b6101ae610226366004611024565b6001600160a01b03165f9081526020819052604090205490565b6101ae7fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6101f96102753660046110dc565b6106cb565b6040805180820190915260048152635553444360e01b6020820152610156565b6101ae7f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b61019a6102cf366004610fc2565b610775565b6101f96102e236600461115b565b61078a565b6101f96102f53660046110dc565b6108e6565b6101ae7f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b6101ae61032f3660046111ae565b6001600160a01b039182165f90815260016020908152604080832093909416825291909152205490565b6101f96103673660046111df565b610916565b61019a61037a366004610fc2565b6001600160a01b03919091165f908152600360209081526040808320938352929052205460ff1690565b335f8181526001602090815260408083206001600160a01b038716808552925280832085905551919290917f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925906103fe9086815260200190565b60405180910390a35060015b92915050565b6001600160a01b0383165f908152600160209081526040808320338452909152812054828110156104995760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b5f1981146104cf576104ab8382611275565b6001600160a01b0386165f9081526001602090815260408083203384529091529020555b6104da858585610971565b60019150505b9392505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f52878b207aaddbfc15ea7bebcda681eb8ccd306e2227b61cef68505c8c056341918101919091527fad7c5bef027816a800da1736444fb58a807ef4c9603b7848673f7e3a68eb14a560608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6004546001600160a01b031633146105ef5760405162461bcd60e51b815260206004820152602160248201527f446576555344433a2063616c6c6572206973206e6f7420746865206d696e74656044820152603960f91b6064820152608401610490565b6001600160a01b0382166106455760405162461bcd60e51b815260206004820152601f60248201527f45524332303a206d696e7420746f20746865207a65726f2061646472657373006044820152606401610490565b8060025f8282546106569190611288565b90915550506001600160a01b0382165f9081526020819052604081208054839290610682908490611288565b90915550506040518181526001600160a01b038316905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6001600160a01b03861633146107315760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604482015264706179656560d81b6064820152608401610490565b6107617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de888888888888888610ada565b61076c878787610971565b50505050505050565b5f610781338484610971565b50600192915050565b6001600160a01b0383165f90815260036020908152604080832085845290915290205460ff16156107cd5760405162461bcd60e51b81526004016104909061129b565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061083f8461083983610ced565b84610d33565b61088b5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0384165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b6107617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226788888888888888610ada565b61096689898989898988888b60405160200161095293929190928352602083019190915260f81b6001600160f81b031916604082015260410190565b6040516020818303038152906040526108e6565b505050505050505050565b6001600160a01b0382166109d35760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b6064820152608401610490565b6001600160a01b0383165f9081526020819052604090205481811015610a4a5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b6064820152608401610490565b6001600160a01b038085165f90815260208190526040808220858503905591851681529081208054849290610a80908490611288565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef84604051610acc91815260200190565b60405180910390a350505050565b834211610b3d5760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b6064820152608401610490565b824210610b9a5760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b6064820152608401610490565b6001600160a01b0387165f90815260036020908152604080832085845290915290205460ff1615610bdd5760405162461bcd60e51b81526004016104909061129b565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e0808301869052835180840390910181526101009092019092528051910120610c418861083983610ced565b610c8d5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0388165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3505050505050505050565b5f610cf66104e7565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f6001600160a01b0384163b15610e34575f5f856001600160a01b0316631626ba7e60e01b8686604051602401610d6b9291906112e9565b60408051601f198184030181529181526020820180516001600160e01b03166001600160e01b0319909416939093179092529051610da99190611301565b5f60405180830381855afa9150503d805f8114610de1576040519150601f19603f3d011682016040523d82523d5f602084013e610de6565b606091505b5091509150818015610dfa57506020815110155b8015610e2b57508051630b135d3f60e11b90610e1f9083016020908101908401611317565b6001600160e01b031916145b925050506104e0565b6001600160a01b03841615801590610e665750836001600160a01b0316610e5b8484610e6e565b6001600160a01b0316145b949350505050565b5f8151604114610e7f57505f61040a565b6020820151604083015160608401515f1a601b811015610ea757610ea4601b8261133e565b90505b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115610eda575f935050505061040a565b8060ff16601b14158015610ef257508060ff16601c14155b15610f02575f935050505061040a565b604080515f81526020810180835288905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015610f52573d5f5f3e3d5ffd5b5050604051601f190151979650505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6104e06020830184610f67565b80356001600160a01b0381168114610fbd575f5ffd5b919050565b5f5f60408385031215610fd3575f5ffd5b610fdc83610fa7565b946020939093013593505050565b5f5f5f60608486031215610ffc575f5ffd5b61100584610fa7565b925061101360208501610fa7565b929592945050506040919091013590565b5f60208284031215611034575f5ffd5b6104e082610fa7565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611060575f5ffd5b813567ffffffffffffffff81111561107a5761107a61103d565b604051601f8201601f19908116603f0116810167ffffffffffffffff811182821017156110a9576110a961103d565b6040528181528382016020018510156110c0575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a0312156110f2575f5ffd5b6110fb88610fa7565b965061110960208901610fa7565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611140575f5ffd5b61114c8a828b01611051565b91505092959891949750929550565b5f5f5f6060848603121561116d575f5ffd5b61117684610fa7565b925060208401359150604084013567ffffffffffffffff811115611198575f5ffd5b6111a486828701611051565b9150509250925092565b5f5f604083850312156111bf575f5ffd5b6111c883610fa7565b91506111d660208401610fa7565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c0312156111f8575f5ffd5b6112018a610fa7565b985061120f60208b01610fa7565b975060408a0135965060608a0135955060808a0135945060a08a0135935060c08a013560ff81168114611240575f5ffd5b989b979a50959894979396929550929360e081013593506101000135919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561040a5761040a611261565b8082018082111561040a5761040a611261565b6020808252602e908201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360408201526d1959081bdc8818d85b98d95b195960921b606082015260800190565b828152604060208201525f610e666040830184610f67565b5f82518060208501845e5f920191825250919050565b5f60208284031215611327575f5ffd5b81516001600160e01b0319811681146104e0575f5ffd5b60ff818116838216019081111561040a5761040a61126156fea164736f6c6343000825000a',
-  deployedBytecode:
-    '0x608060405234801561000f575f5ffd5b5060043610610132575f3560e01c80637f2eecc3116100b4578063b7b7289911610079578063b7b72899146102d4578063cf092995146102e7578063d9169487146102fa578063dd62ed3e14610321578063e3ee160e14610359578063e94a01021461036c575f5ffd5b80637f2eecc31461024057806388b7ab631461026757806395d89b411461027a578063a0cc6a681461029a578063a9059cbb146102c1575f5ffd5b8063313ce567116100fa578063313ce567146101cf5780633644e515146101de57806340c10f19146101e657806354fd4d50146101fb57806370a0823114610218575f5ffd5b806306fdde0314610136578063075461721461016c578063095ea7b31461018757806318160ddd146101aa57806323b872dd146101bc575b5f5ffd5b6040805180820190915260088152672aa9a21021b7b4b760c11b60208201525b6040516101639190610f95565b60405180910390f35b6004546040516001600160a01b039091168152602001610163565b61019a610195366004610fc2565b6103a4565b6040519015158152602001610163565b6002545b604051908152602001610163565b61019a6101ca366004610fea565b610410565b60405160068152602001610163565b6101ae6104e7565b6101f96101f4366004610fc2565b61058b565b005b6040805180820190915260018152601960f91b6020820152610156565b6101ae610226366004611024565b6001600160a01b03165f9081526020819052604090205490565b6101ae7fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6101f96102753660046110dc565b6106cb565b6040805180820190915260048152635553444360e01b6020820152610156565b6101ae7f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b61019a6102cf366004610fc2565b610775565b6101f96102e236600461115b565b61078a565b6101f96102f53660046110dc565b6108e6565b6101ae7f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b6101ae61032f3660046111ae565b6001600160a01b039182165f90815260016020908152604080832093909416825291909152205490565b6101f96103673660046111df565b610916565b61019a61037a366004610fc2565b6001600160a01b03919091165f908152600360209081526040808320938352929052205460ff1690565b335f8181526001602090815260408083206001600160a01b038716808552925280832085905551919290917f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925906103fe9086815260200190565b60405180910390a35060015b92915050565b6001600160a01b0383165f908152600160209081526040808320338452909152812054828110156104995760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b5f1981146104cf576104ab8382611275565b6001600160a01b0386165f9081526001602090815260408083203384529091529020555b6104da858585610971565b60019150505b9392505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f52878b207aaddbfc15ea7bebcda681eb8ccd306e2227b61cef68505c8c056341918101919091527fad7c5bef027816a800da1736444fb58a807ef4c9603b7848673f7e3a68eb14a560608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6004546001600160a01b031633146105ef5760405162461bcd60e51b815260206004820152602160248201527f446576555344433a2063616c6c6572206973206e6f7420746865206d696e74656044820152603960f91b6064820152608401610490565b6001600160a01b0382166106455760405162461bcd60e51b815260206004820152601f60248201527f45524332303a206d696e7420746f20746865207a65726f2061646472657373006044820152606401610490565b8060025f8282546106569190611288565b90915550506001600160a01b0382165f9081526020819052604081208054839290610682908490611288565b90915550506040518181526001600160a01b038316905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6001600160a01b03861633146107315760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604482015264706179656560d81b6064820152608401610490565b6107617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de888888888888888610ada565b61076c878787610971565b50505050505050565b5f610781338484610971565b50600192915050565b6001600160a01b0383165f90815260036020908152604080832085845290915290205460ff16156107cd5760405162461bcd60e51b81526004016104909061129b565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061083f8461083983610ced565b84610d33565b61088b5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0384165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b6107617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226788888888888888610ada565b61096689898989898988888b60405160200161095293929190928352602083019190915260f81b6001600160f81b031916604082015260410190565b6040516020818303038152906040526108e6565b505050505050505050565b6001600160a01b0382166109d35760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b6064820152608401610490565b6001600160a01b0383165f9081526020819052604090205481811015610a4a5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b6064820152608401610490565b6001600160a01b038085165f90815260208190526040808220858503905591851681529081208054849290610a80908490611288565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef84604051610acc91815260200190565b60405180910390a350505050565b834211610b3d5760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b6064820152608401610490565b824210610b9a5760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b6064820152608401610490565b6001600160a01b0387165f90815260036020908152604080832085845290915290205460ff1615610bdd5760405162461bcd60e51b81526004016104909061129b565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e0808301869052835180840390910181526101009092019092528051910120610c418861083983610ced565b610c8d5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0388165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3505050505050505050565b5f610cf66104e7565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f6001600160a01b0384163b15610e34575f5f856001600160a01b0316631626ba7e60e01b8686604051602401610d6b9291906112e9565b60408051601f198184030181529181526020820180516001600160e01b03166001600160e01b0319909416939093179092529051610da99190611301565b5f60405180830381855afa9150503d805f8114610de1576040519150601f19603f3d011682016040523d82523d5f602084013e610de6565b606091505b5091509150818015610dfa57506020815110155b8015610e2b57508051630b135d3f60e11b90610e1f9083016020908101908401611317565b6001600160e01b031916145b925050506104e0565b6001600160a01b03841615801590610e665750836001600160a01b0316610e5b8484610e6e565b6001600160a01b0316145b949350505050565b5f8151604114610e7f57505f61040a565b6020820151604083015160608401515f1a601b811015610ea757610ea4601b8261133e565b90505b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115610eda575f935050505061040a565b8060ff16601b14158015610ef257508060ff16601c14155b15610f02575f935050505061040a565b604080515f81526020810180835288905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015610f52573d5f5f3e3d5ffd5b5050604051601f190151979650505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6104e06020830184610f67565b80356001600160a01b0381168114610fbd575f5ffd5b919050565b5f5f60408385031215610fd3575f5ffd5b610fdc83610fa7565b946020939093013593505050565b5f5f5f60608486031215610ffc575f5ffd5b61100584610fa7565b925061101360208501610fa7565b929592945050506040919091013590565b5f60208284031215611034575f5ffd5b6104e082610fa7565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611060575f5ffd5b813567ffffffffffffffff81111561107a5761107a61103d565b604051601f8201601f19908116603f0116810167ffffffffffffffff811182821017156110a9576110a961103d565b6040528181528382016020018510156110c0575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a0312156110f2575f5ffd5b6110fb88610fa7565b965061110960208901610fa7565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611140575f5ffd5b61114c8a828b01611051565b91505092959891949750929550565b5f5f5f6060848603121561116d575f5ffd5b61117684610fa7565b925060208401359150604084013567ffffffffffffffff811115611198575f5ffd5b6111a486828701611051565b9150509250925092565b5f5f604083850312156111bf575f5ffd5b6111c883610fa7565b91506111d660208401610fa7565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c0312156111f8575f5ffd5b6112018a610fa7565b985061120f60208b01610fa7565b975060408a0135965060608a0135955060808a0135945060a08a0135935060c08a013560ff81168114611240575f5ffd5b989b979a50959894979396929550929360e081013593506101000135919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561040a5761040a611261565b8082018082111561040a5761040a611261565b6020808252602e908201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360408201526d1959081bdc8818d85b98d95b195960921b606082015260800190565b828152604060208201525f610e666040830184610f67565b5f82518060208501845e5f920191825250919050565b5f60208284031215611327575f5ffd5b81516001600160e01b0319811681146104e0575f5ffd5b60ff818116838216019081111561040a5761040a61126156fea164736f6c6343000825000a',
+  "bytecode": "0x6080604052348015600e575f5ffd5b506113648061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610132575f3560e01c80637f2eecc3116100b4578063b7b7289911610079578063b7b72899146102d4578063cf092995146102e7578063d9169487146102fa578063dd62ed3e14610321578063e3ee160e14610359578063e94a01021461036c575f5ffd5b80637f2eecc31461024057806388b7ab631461026757806395d89b411461027a578063a0cc6a681461029a578063a9059cbb146102c1575f5ffd5b8063313ce567116100fa578063313ce567146101cf5780633644e515146101de57806340c10f19146101e657806354fd4d50146101fb57806370a0823114610218575f5ffd5b806306fdde0314610136578063075461721461016c578063095ea7b31461018757806318160ddd146101aa57806323b872dd146101bc575b5f5ffd5b6040805180820190915260088152672aa9a21021b7b4b760c11b60208201525b6040516101639190610f95565b60405180910390f35b6004546040516001600160a01b039091168152602001610163565b61019a610195366004610fc2565b6103a4565b6040519015158152602001610163565b6002545b604051908152602001610163565b61019a6101ca366004610fea565b610410565b60405160068152602001610163565b6101ae6104e7565b6101f96101f4366004610fc2565b61058b565b005b6040805180820190915260018152601960f91b6020820152610156565b6101ae610226366004611024565b6001600160a01b03165f9081526020819052604090205490565b6101ae7fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6101f96102753660046110dc565b6106cb565b6040805180820190915260048152635553444360e01b6020820152610156565b6101ae7f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b61019a6102cf366004610fc2565b610775565b6101f96102e236600461115b565b61078a565b6101f96102f53660046110dc565b6108e6565b6101ae7f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b6101ae61032f3660046111ae565b6001600160a01b039182165f90815260016020908152604080832093909416825291909152205490565b6101f96103673660046111df565b610916565b61019a61037a366004610fc2565b6001600160a01b03919091165f908152600360209081526040808320938352929052205460ff1690565b335f8181526001602090815260408083206001600160a01b038716808552925280832085905551919290917f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925906103fe9086815260200190565b60405180910390a35060015b92915050565b6001600160a01b0383165f908152600160209081526040808320338452909152812054828110156104995760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b5f1981146104cf576104ab8382611275565b6001600160a01b0386165f9081526001602090815260408083203384529091529020555b6104da858585610971565b60019150505b9392505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f52878b207aaddbfc15ea7bebcda681eb8ccd306e2227b61cef68505c8c056341918101919091527fad7c5bef027816a800da1736444fb58a807ef4c9603b7848673f7e3a68eb14a560608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6004546001600160a01b031633146105ef5760405162461bcd60e51b815260206004820152602160248201527f446576555344433a2063616c6c6572206973206e6f7420746865206d696e74656044820152603960f91b6064820152608401610490565b6001600160a01b0382166106455760405162461bcd60e51b815260206004820152601f60248201527f45524332303a206d696e7420746f20746865207a65726f2061646472657373006044820152606401610490565b8060025f8282546106569190611288565b90915550506001600160a01b0382165f9081526020819052604081208054839290610682908490611288565b90915550506040518181526001600160a01b038316905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6001600160a01b03861633146107315760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604482015264706179656560d81b6064820152608401610490565b6107617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de888888888888888610ada565b61076c878787610971565b50505050505050565b5f610781338484610971565b50600192915050565b6001600160a01b0383165f90815260036020908152604080832085845290915290205460ff16156107cd5760405162461bcd60e51b81526004016104909061129b565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061083f8461083983610ced565b84610d33565b61088b5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0384165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b6107617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226788888888888888610ada565b61096689898989898988888b60405160200161095293929190928352602083019190915260f81b6001600160f81b031916604082015260410190565b6040516020818303038152906040526108e6565b505050505050505050565b6001600160a01b0382166109d35760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b6064820152608401610490565b6001600160a01b0383165f9081526020819052604090205481811015610a4a5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b6064820152608401610490565b6001600160a01b038085165f90815260208190526040808220858503905591851681529081208054849290610a80908490611288565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef84604051610acc91815260200190565b60405180910390a350505050565b834211610b3d5760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b6064820152608401610490565b824210610b9a5760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b6064820152608401610490565b6001600160a01b0387165f90815260036020908152604080832085845290915290205460ff1615610bdd5760405162461bcd60e51b81526004016104909061129b565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e0808301869052835180840390910181526101009092019092528051910120610c418861083983610ced565b610c8d5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0388165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3505050505050505050565b5f610cf66104e7565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f6001600160a01b0384163b15610e34575f5f856001600160a01b0316631626ba7e60e01b8686604051602401610d6b9291906112e9565b60408051601f198184030181529181526020820180516001600160e01b03166001600160e01b0319909416939093179092529051610da99190611301565b5f60405180830381855afa9150503d805f8114610de1576040519150601f19603f3d011682016040523d82523d5f602084013e610de6565b606091505b5091509150818015610dfa57506020815110155b8015610e2b57508051630b135d3f60e11b90610e1f9083016020908101908401611317565b6001600160e01b031916145b925050506104e0565b6001600160a01b03841615801590610e665750836001600160a01b0316610e5b8484610e6e565b6001600160a01b0316145b949350505050565b5f8151604114610e7f57505f61040a565b6020820151604083015160608401515f1a601b811015610ea757610ea4601b8261133e565b90505b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115610eda575f935050505061040a565b8060ff16601b14158015610ef257508060ff16601c14155b15610f02575f935050505061040a565b604080515f81526020810180835288905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015610f52573d5f5f3e3d5ffd5b5050604051601f190151979650505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6104e06020830184610f67565b80356001600160a01b0381168114610fbd575f5ffd5b919050565b5f5f60408385031215610fd3575f5ffd5b610fdc83610fa7565b946020939093013593505050565b5f5f5f60608486031215610ffc575f5ffd5b61100584610fa7565b925061101360208501610fa7565b929592945050506040919091013590565b5f60208284031215611034575f5ffd5b6104e082610fa7565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611060575f5ffd5b813567ffffffffffffffff81111561107a5761107a61103d565b604051601f8201601f19908116603f0116810167ffffffffffffffff811182821017156110a9576110a961103d565b6040528181528382016020018510156110c0575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a0312156110f2575f5ffd5b6110fb88610fa7565b965061110960208901610fa7565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611140575f5ffd5b61114c8a828b01611051565b91505092959891949750929550565b5f5f5f6060848603121561116d575f5ffd5b61117684610fa7565b925060208401359150604084013567ffffffffffffffff811115611198575f5ffd5b6111a486828701611051565b9150509250925092565b5f5f604083850312156111bf575f5ffd5b6111c883610fa7565b91506111d660208401610fa7565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c0312156111f8575f5ffd5b6112018a610fa7565b985061120f60208b01610fa7565b975060408a0135965060608a0135955060808a0135945060a08a0135935060c08a013560ff81168114611240575f5ffd5b989b979a50959894979396929550929360e081013593506101000135919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561040a5761040a611261565b8082018082111561040a5761040a611261565b6020808252602e908201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360408201526d1959081bdc8818d85b98d95b195960921b606082015260800190565b828152604060208201525f610e666040830184610f67565b5f82518060208501845e5f920191825250919050565b5f60208284031215611327575f5ffd5b81516001600160e01b0319811681146104e0575f5ffd5b60ff818116838216019081111561040a5761040a61126156fea164736f6c6343000825000a",
+  "deployedBytecode": "0x608060405234801561000f575f5ffd5b5060043610610132575f3560e01c80637f2eecc3116100b4578063b7b7289911610079578063b7b72899146102d4578063cf092995146102e7578063d9169487146102fa578063dd62ed3e14610321578063e3ee160e14610359578063e94a01021461036c575f5ffd5b80637f2eecc31461024057806388b7ab631461026757806395d89b411461027a578063a0cc6a681461029a578063a9059cbb146102c1575f5ffd5b8063313ce567116100fa578063313ce567146101cf5780633644e515146101de57806340c10f19146101e657806354fd4d50146101fb57806370a0823114610218575f5ffd5b806306fdde0314610136578063075461721461016c578063095ea7b31461018757806318160ddd146101aa57806323b872dd146101bc575b5f5ffd5b6040805180820190915260088152672aa9a21021b7b4b760c11b60208201525b6040516101639190610f95565b60405180910390f35b6004546040516001600160a01b039091168152602001610163565b61019a610195366004610fc2565b6103a4565b6040519015158152602001610163565b6002545b604051908152602001610163565b61019a6101ca366004610fea565b610410565b60405160068152602001610163565b6101ae6104e7565b6101f96101f4366004610fc2565b61058b565b005b6040805180820190915260018152601960f91b6020820152610156565b6101ae610226366004611024565b6001600160a01b03165f9081526020819052604090205490565b6101ae7fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de881565b6101f96102753660046110dc565b6106cb565b6040805180820190915260048152635553444360e01b6020820152610156565b6101ae7f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226781565b61019a6102cf366004610fc2565b610775565b6101f96102e236600461115b565b61078a565b6101f96102f53660046110dc565b6108e6565b6101ae7f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742981565b6101ae61032f3660046111ae565b6001600160a01b039182165f90815260016020908152604080832093909416825291909152205490565b6101f96103673660046111df565b610916565b61019a61037a366004610fc2565b6001600160a01b03919091165f908152600360209081526040808320938352929052205460ff1690565b335f8181526001602090815260408083206001600160a01b038716808552925280832085905551919290917f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925906103fe9086815260200190565b60405180910390a35060015b92915050565b6001600160a01b0383165f908152600160209081526040808320338452909152812054828110156104995760405162461bcd60e51b815260206004820152602860248201527f45524332303a207472616e7366657220616d6f756e74206578636565647320616044820152676c6c6f77616e636560c01b60648201526084015b60405180910390fd5b5f1981146104cf576104ab8382611275565b6001600160a01b0386165f9081526001602090815260408083203384529091529020555b6104da858585610971565b60019150505b9392505050565b604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f52878b207aaddbfc15ea7bebcda681eb8ccd306e2227b61cef68505c8c056341918101919091527fad7c5bef027816a800da1736444fb58a807ef4c9603b7848673f7e3a68eb14a560608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b6004546001600160a01b031633146105ef5760405162461bcd60e51b815260206004820152602160248201527f446576555344433a2063616c6c6572206973206e6f7420746865206d696e74656044820152603960f91b6064820152608401610490565b6001600160a01b0382166106455760405162461bcd60e51b815260206004820152601f60248201527f45524332303a206d696e7420746f20746865207a65726f2061646472657373006044820152606401610490565b8060025f8282546106569190611288565b90915550506001600160a01b0382165f9081526020819052604081208054839290610682908490611288565b90915550506040518181526001600160a01b038316905f907fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9060200160405180910390a35050565b6001600160a01b03861633146107315760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a2063616c6c6572206d7573742062652074686520604482015264706179656560d81b6064820152608401610490565b6107617fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de888888888888888610ada565b61076c878787610971565b50505050505050565b5f610781338484610971565b50600192915050565b6001600160a01b0383165f90815260036020908152604080832085845290915290205460ff16156107cd5760405162461bcd60e51b81526004016104909061129b565b604080517f158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a159742960208201526001600160a01b03851691810191909152606081018390525f9060800160405160208183030381529060405280519060200120905061083f8461083983610ced565b84610d33565b61088b5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0384165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f1cdd46ff242716cdaa72d159d339a485b3438398348d68f09d7c8c0a59353d8191a350505050565b6107617f7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a226788888888888888610ada565b61096689898989898988888b60405160200161095293929190928352602083019190915260f81b6001600160f81b031916604082015260410190565b6040516020818303038152906040526108e6565b505050505050505050565b6001600160a01b0382166109d35760405162461bcd60e51b815260206004820152602360248201527f45524332303a207472616e7366657220746f20746865207a65726f206164647260448201526265737360e81b6064820152608401610490565b6001600160a01b0383165f9081526020819052604090205481811015610a4a5760405162461bcd60e51b815260206004820152602660248201527f45524332303a207472616e7366657220616d6f756e7420657863656564732062604482015265616c616e636560d01b6064820152608401610490565b6001600160a01b038085165f90815260208190526040808220858503905591851681529081208054849290610a80908490611288565b92505081905550826001600160a01b0316846001600160a01b03167fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef84604051610acc91815260200190565b60405180910390a350505050565b834211610b3d5760405162461bcd60e51b815260206004820152602b60248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e206973206e6f60448201526a1d081e595d081d985b1a5960aa1b6064820152608401610490565b824210610b9a5760405162461bcd60e51b815260206004820152602560248201527f46696174546f6b656e56323a20617574686f72697a6174696f6e2069732065786044820152641c1a5c995960da1b6064820152608401610490565b6001600160a01b0387165f90815260036020908152604080832085845290915290205460ff1615610bdd5760405162461bcd60e51b81526004016104909061129b565b6040805160208082018b90526001600160a01b038a811683850152891660608301526080820188905260a0820187905260c0820186905260e0808301869052835180840390910181526101009092019092528051910120610c418861083983610ced565b610c8d5760405162461bcd60e51b815260206004820152601e60248201527f46696174546f6b656e56323a20696e76616c6964207369676e617475726500006044820152606401610490565b6001600160a01b0388165f818152600360209081526040808320878452909152808220805460ff19166001179055518592917f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a591a3505050505050505050565b5f610cf66104e7565b60405161190160f01b6020820152602281019190915260428101839052606201604051602081830303815290604052805190602001209050919050565b5f6001600160a01b0384163b15610e34575f5f856001600160a01b0316631626ba7e60e01b8686604051602401610d6b9291906112e9565b60408051601f198184030181529181526020820180516001600160e01b03166001600160e01b0319909416939093179092529051610da99190611301565b5f60405180830381855afa9150503d805f8114610de1576040519150601f19603f3d011682016040523d82523d5f602084013e610de6565b606091505b5091509150818015610dfa57506020815110155b8015610e2b57508051630b135d3f60e11b90610e1f9083016020908101908401611317565b6001600160e01b031916145b925050506104e0565b6001600160a01b03841615801590610e665750836001600160a01b0316610e5b8484610e6e565b6001600160a01b0316145b949350505050565b5f8151604114610e7f57505f61040a565b6020820151604083015160608401515f1a601b811015610ea757610ea4601b8261133e565b90505b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0821115610eda575f935050505061040a565b8060ff16601b14158015610ef257508060ff16601c14155b15610f02575f935050505061040a565b604080515f81526020810180835288905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa158015610f52573d5f5f3e3d5ffd5b5050604051601f190151979650505050505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b602081525f6104e06020830184610f67565b80356001600160a01b0381168114610fbd575f5ffd5b919050565b5f5f60408385031215610fd3575f5ffd5b610fdc83610fa7565b946020939093013593505050565b5f5f5f60608486031215610ffc575f5ffd5b61100584610fa7565b925061101360208501610fa7565b929592945050506040919091013590565b5f60208284031215611034575f5ffd5b6104e082610fa7565b634e487b7160e01b5f52604160045260245ffd5b5f82601f830112611060575f5ffd5b813567ffffffffffffffff81111561107a5761107a61103d565b604051601f8201601f19908116603f0116810167ffffffffffffffff811182821017156110a9576110a961103d565b6040528181528382016020018510156110c0575f5ffd5b816020850160208301375f918101602001919091529392505050565b5f5f5f5f5f5f5f60e0888a0312156110f2575f5ffd5b6110fb88610fa7565b965061110960208901610fa7565b955060408801359450606088013593506080880135925060a0880135915060c088013567ffffffffffffffff811115611140575f5ffd5b61114c8a828b01611051565b91505092959891949750929550565b5f5f5f6060848603121561116d575f5ffd5b61117684610fa7565b925060208401359150604084013567ffffffffffffffff811115611198575f5ffd5b6111a486828701611051565b9150509250925092565b5f5f604083850312156111bf575f5ffd5b6111c883610fa7565b91506111d660208401610fa7565b90509250929050565b5f5f5f5f5f5f5f5f5f6101208a8c0312156111f8575f5ffd5b6112018a610fa7565b985061120f60208b01610fa7565b975060408a0135965060608a0135955060808a0135945060a08a0135935060c08a013560ff81168114611240575f5ffd5b989b979a50959894979396929550929360e081013593506101000135919050565b634e487b7160e01b5f52601160045260245ffd5b8181038181111561040a5761040a611261565b8082018082111561040a5761040a611261565b6020808252602e908201527f46696174546f6b656e56323a20617574686f72697a6174696f6e20697320757360408201526d1959081bdc8818d85b98d95b195960921b606082015260800190565b828152604060208201525f610e666040830184610f67565b5f82518060208501845e5f920191825250919050565b5f60208284031215611327575f5ffd5b81516001600160e01b0319811681146104e0575f5ffd5b60ff818116838216019081111561040a5761040a61126156fea164736f6c6343000825000a"
 } as const;
 
 export const Multicall3 = {
-  contractName: 'Multicall3',
-  sourceName: 'Multicall3.sol',
-  compiler: '0.8.37+commit.f401782d.Emscripten.clang',
-  abi: [
+  "contractName": "Multicall3",
+  "sourceName": "Multicall3.sol",
+  "compiler": "0.8.37+commit.f401782d.Emscripten.clang",
+  "abi": [
     {
-      inputs: [
+      "inputs": [
         {
-          components: [
+          "components": [
             {
-              internalType: 'address',
-              name: 'target',
-              type: 'address',
+              "internalType": "address",
+              "name": "target",
+              "type": "address"
             },
             {
-              internalType: 'bytes',
-              name: 'callData',
-              type: 'bytes',
-            },
+              "internalType": "bytes",
+              "name": "callData",
+              "type": "bytes"
+            }
           ],
-          internalType: 'struct Multicall3.Call[]',
-          name: 'calls',
-          type: 'tuple[]',
-        },
+          "internalType": "struct Multicall3.Call[]",
+          "name": "calls",
+          "type": "tuple[]"
+        }
       ],
-      name: 'aggregate',
-      outputs: [
+      "name": "aggregate",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: 'blockNumber',
-          type: 'uint256',
+          "internalType": "uint256",
+          "name": "blockNumber",
+          "type": "uint256"
         },
         {
-          internalType: 'bytes[]',
-          name: 'returnData',
-          type: 'bytes[]',
-        },
+          "internalType": "bytes[]",
+          "name": "returnData",
+          "type": "bytes[]"
+        }
       ],
-      stateMutability: 'payable',
-      type: 'function',
+      "stateMutability": "payable",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          components: [
+          "components": [
             {
-              internalType: 'address',
-              name: 'target',
-              type: 'address',
+              "internalType": "address",
+              "name": "target",
+              "type": "address"
             },
             {
-              internalType: 'bool',
-              name: 'allowFailure',
-              type: 'bool',
+              "internalType": "bool",
+              "name": "allowFailure",
+              "type": "bool"
             },
             {
-              internalType: 'bytes',
-              name: 'callData',
-              type: 'bytes',
-            },
+              "internalType": "bytes",
+              "name": "callData",
+              "type": "bytes"
+            }
           ],
-          internalType: 'struct Multicall3.Call3[]',
-          name: 'calls',
-          type: 'tuple[]',
-        },
+          "internalType": "struct Multicall3.Call3[]",
+          "name": "calls",
+          "type": "tuple[]"
+        }
       ],
-      name: 'aggregate3',
-      outputs: [
+      "name": "aggregate3",
+      "outputs": [
         {
-          components: [
+          "components": [
             {
-              internalType: 'bool',
-              name: 'success',
-              type: 'bool',
+              "internalType": "bool",
+              "name": "success",
+              "type": "bool"
             },
             {
-              internalType: 'bytes',
-              name: 'returnData',
-              type: 'bytes',
-            },
+              "internalType": "bytes",
+              "name": "returnData",
+              "type": "bytes"
+            }
           ],
-          internalType: 'struct Multicall3.Result[]',
-          name: 'returnData',
-          type: 'tuple[]',
-        },
+          "internalType": "struct Multicall3.Result[]",
+          "name": "returnData",
+          "type": "tuple[]"
+        }
       ],
-      stateMutability: 'payable',
-      type: 'function',
+      "stateMutability": "payable",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'getBlockNumber',
-      outputs: [
+      "inputs": [],
+      "name": "getBlockNumber",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'getChainId',
-      outputs: [
+      "inputs": [],
+      "name": "getChainId",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [],
-      name: 'getCurrentBlockTimestamp',
-      outputs: [
+      "inputs": [],
+      "name": "getCurrentBlockTimestamp",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'address',
-          name: 'addr',
-          type: 'address',
-        },
+          "internalType": "address",
+          "name": "addr",
+          "type": "address"
+        }
       ],
-      name: 'getEthBalance',
-      outputs: [
+      "name": "getEthBalance",
+      "outputs": [
         {
-          internalType: 'uint256',
-          name: '',
-          type: 'uint256',
-        },
+          "internalType": "uint256",
+          "name": "",
+          "type": "uint256"
+        }
       ],
-      stateMutability: 'view',
-      type: 'function',
+      "stateMutability": "view",
+      "type": "function"
     },
     {
-      inputs: [
+      "inputs": [
         {
-          internalType: 'bool',
-          name: 'requireSuccess',
-          type: 'bool',
+          "internalType": "bool",
+          "name": "requireSuccess",
+          "type": "bool"
         },
         {
-          components: [
+          "components": [
             {
-              internalType: 'address',
-              name: 'target',
-              type: 'address',
+              "internalType": "address",
+              "name": "target",
+              "type": "address"
             },
             {
-              internalType: 'bytes',
-              name: 'callData',
-              type: 'bytes',
-            },
+              "internalType": "bytes",
+              "name": "callData",
+              "type": "bytes"
+            }
           ],
-          internalType: 'struct Multicall3.Call[]',
-          name: 'calls',
-          type: 'tuple[]',
-        },
+          "internalType": "struct Multicall3.Call[]",
+          "name": "calls",
+          "type": "tuple[]"
+        }
       ],
-      name: 'tryAggregate',
-      outputs: [
+      "name": "tryAggregate",
+      "outputs": [
         {
-          components: [
+          "components": [
             {
-              internalType: 'bool',
-              name: 'success',
-              type: 'bool',
+              "internalType": "bool",
+              "name": "success",
+              "type": "bool"
             },
             {
-              internalType: 'bytes',
-              name: 'returnData',
-              type: 'bytes',
-            },
+              "internalType": "bytes",
+              "name": "returnData",
+              "type": "bytes"
+            }
           ],
-          internalType: 'struct Multicall3.Result[]',
-          name: 'returnData',
-          type: 'tuple[]',
-        },
+          "internalType": "struct Multicall3.Result[]",
+          "name": "returnData",
+          "type": "tuple[]"
+        }
       ],
-      stateMutability: 'payable',
-      type: 'function',
-    },
+      "stateMutability": "payable",
+      "type": "function"
+    }
   ],
-  bytecode:
-    '0x6080604052348015600e575f5ffd5b506109398061001c5f395ff3fe60806040526004361061006e575f3560e01c806342cbb15c1161004c57806342cbb15c146100c65780634d2301cc146100d857806382ad56cb146100ff578063bce38bd71461011f575f5ffd5b80630f28c97d14610072578063252dba42146100935780633408e470146100b4575b5f5ffd5b34801561007d575f5ffd5b50425b6040519081526020015b60405180910390f35b6100a66100a136600461064d565b610132565b60405161008a9291906106ba565b3480156100bf575f5ffd5b5046610080565b3480156100d1575f5ffd5b5043610080565b3480156100e3575f5ffd5b506100806100f2366004610724565b6001600160a01b03163190565b61011261010d36600461064d565b6102a4565b60405161008a9190610751565b61011261012d3660046107e1565b61046f565b4360608267ffffffffffffffff81111561014e5761014e610830565b60405190808252806020026020018201604052801561018157816020015b606081526020019060019003908161016c5790505b5090505f5b8381101561029c575f5f8686848181106101a2576101a2610844565b90506020028101906101b49190610858565b6101c2906020810190610724565b6001600160a01b03168787858181106101dd576101dd610844565b90506020028101906101ef9190610858565b6101fd906020810190610876565b60405161020b9291906108b9565b5f604051808303815f865af19150503d805f8114610244576040519150601f19603f3d011682016040523d82523d5f602084013e610249565b606091505b5091509150816102745760405162461bcd60e51b815260040161026b906108c8565b60405180910390fd5b8084848151811061028757610287610844565b60209081029190910101525050600101610186565b509250929050565b60608167ffffffffffffffff8111156102bf576102bf610830565b60405190808252806020026020018201604052801561030457816020015b604080518082019091525f8152606060208201528152602001906001900390816102dd5790505b5090505f5b82811015610468575f5f85858481811061032557610325610844565b905060200281019061033791906108ff565b610345906020810190610724565b6001600160a01b031686868581811061036057610360610844565b905060200281019061037291906108ff565b610380906040810190610876565b60405161038e9291906108b9565b5f604051808303815f865af19150503d805f81146103c7576040519150601f19603f3d011682016040523d82523d5f602084013e6103cc565b606091505b50915091508585848181106103e3576103e3610844565b90506020028101906103f591906108ff565b610406906040810190602001610913565b8061040e5750815b61042a5760405162461bcd60e51b815260040161026b906108c8565b604051806040016040528083151581526020018281525084848151811061045357610453610844565b60209081029190910101525050600101610309565b5092915050565b60608167ffffffffffffffff81111561048a5761048a610830565b6040519080825280602002602001820160405280156104cf57816020015b604080518082019091525f8152606060208201528152602001906001900390816104a85790505b5090505f5b828110156105fd575f5f8585848181106104f0576104f0610844565b90506020028101906105029190610858565b610510906020810190610724565b6001600160a01b031686868581811061052b5761052b610844565b905060200281019061053d9190610858565b61054b906020810190610876565b6040516105599291906108b9565b5f604051808303815f865af19150503d805f8114610592576040519150601f19603f3d011682016040523d82523d5f602084013e610597565b606091505b509150915086156105bf57816105bf5760405162461bcd60e51b815260040161026b906108c8565b60405180604001604052808315158152602001828152508484815181106105e8576105e8610844565b602090810291909101015250506001016104d4565b509392505050565b5f5f83601f840112610615575f5ffd5b50813567ffffffffffffffff81111561062c575f5ffd5b6020830191508360208260051b8501011115610646575f5ffd5b9250929050565b5f5f6020838503121561065e575f5ffd5b823567ffffffffffffffff811115610674575f5ffd5b61068085828601610605565b90969095509350505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b5f604082018483526040602084015280845180835260608501915060608160051b8601019250602086015f5b8281101561071757605f1987860301845261070285835161068c565b945060209384019391909101906001016106e6565b5092979650505050505050565b5f60208284031215610734575f5ffd5b81356001600160a01b038116811461074a575f5ffd5b9392505050565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156107c157603f19878603018452815180511515865260208101519050604060208701526107ab604087018261068c565b9550506020938401939190910190600101610777565b50929695505050505050565b803580151581146107dc575f5ffd5b919050565b5f5f5f604084860312156107f3575f5ffd5b6107fc846107cd565b9250602084013567ffffffffffffffff811115610817575f5ffd5b61082386828701610605565b9497909650939450505050565b634e487b7160e01b5f52604160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f8235603e1983360301811261086c575f5ffd5b9190910192915050565b5f5f8335601e1984360301811261088b575f5ffd5b83018035915067ffffffffffffffff8211156108a5575f5ffd5b602001915036819003821315610646575f5ffd5b818382375f9101908152919050565b60208082526017908201527f4d756c746963616c6c333a2063616c6c206661696c6564000000000000000000604082015260600190565b5f8235605e1983360301811261086c575f5ffd5b5f60208284031215610923575f5ffd5b61074a826107cd56fea164736f6c6343000825000a',
-  deployedBytecode:
-    '0x60806040526004361061006e575f3560e01c806342cbb15c1161004c57806342cbb15c146100c65780634d2301cc146100d857806382ad56cb146100ff578063bce38bd71461011f575f5ffd5b80630f28c97d14610072578063252dba42146100935780633408e470146100b4575b5f5ffd5b34801561007d575f5ffd5b50425b6040519081526020015b60405180910390f35b6100a66100a136600461064d565b610132565b60405161008a9291906106ba565b3480156100bf575f5ffd5b5046610080565b3480156100d1575f5ffd5b5043610080565b3480156100e3575f5ffd5b506100806100f2366004610724565b6001600160a01b03163190565b61011261010d36600461064d565b6102a4565b60405161008a9190610751565b61011261012d3660046107e1565b61046f565b4360608267ffffffffffffffff81111561014e5761014e610830565b60405190808252806020026020018201604052801561018157816020015b606081526020019060019003908161016c5790505b5090505f5b8381101561029c575f5f8686848181106101a2576101a2610844565b90506020028101906101b49190610858565b6101c2906020810190610724565b6001600160a01b03168787858181106101dd576101dd610844565b90506020028101906101ef9190610858565b6101fd906020810190610876565b60405161020b9291906108b9565b5f604051808303815f865af19150503d805f8114610244576040519150601f19603f3d011682016040523d82523d5f602084013e610249565b606091505b5091509150816102745760405162461bcd60e51b815260040161026b906108c8565b60405180910390fd5b8084848151811061028757610287610844565b60209081029190910101525050600101610186565b509250929050565b60608167ffffffffffffffff8111156102bf576102bf610830565b60405190808252806020026020018201604052801561030457816020015b604080518082019091525f8152606060208201528152602001906001900390816102dd5790505b5090505f5b82811015610468575f5f85858481811061032557610325610844565b905060200281019061033791906108ff565b610345906020810190610724565b6001600160a01b031686868581811061036057610360610844565b905060200281019061037291906108ff565b610380906040810190610876565b60405161038e9291906108b9565b5f604051808303815f865af19150503d805f81146103c7576040519150601f19603f3d011682016040523d82523d5f602084013e6103cc565b606091505b50915091508585848181106103e3576103e3610844565b90506020028101906103f591906108ff565b610406906040810190602001610913565b8061040e5750815b61042a5760405162461bcd60e51b815260040161026b906108c8565b604051806040016040528083151581526020018281525084848151811061045357610453610844565b60209081029190910101525050600101610309565b5092915050565b60608167ffffffffffffffff81111561048a5761048a610830565b6040519080825280602002602001820160405280156104cf57816020015b604080518082019091525f8152606060208201528152602001906001900390816104a85790505b5090505f5b828110156105fd575f5f8585848181106104f0576104f0610844565b90506020028101906105029190610858565b610510906020810190610724565b6001600160a01b031686868581811061052b5761052b610844565b905060200281019061053d9190610858565b61054b906020810190610876565b6040516105599291906108b9565b5f604051808303815f865af19150503d805f8114610592576040519150601f19603f3d011682016040523d82523d5f602084013e610597565b606091505b509150915086156105bf57816105bf5760405162461bcd60e51b815260040161026b906108c8565b60405180604001604052808315158152602001828152508484815181106105e8576105e8610844565b602090810291909101015250506001016104d4565b509392505050565b5f5f83601f840112610615575f5ffd5b50813567ffffffffffffffff81111561062c575f5ffd5b6020830191508360208260051b8501011115610646575f5ffd5b9250929050565b5f5f6020838503121561065e575f5ffd5b823567ffffffffffffffff811115610674575f5ffd5b61068085828601610605565b90969095509350505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b5f604082018483526040602084015280845180835260608501915060608160051b8601019250602086015f5b8281101561071757605f1987860301845261070285835161068c565b945060209384019391909101906001016106e6565b5092979650505050505050565b5f60208284031215610734575f5ffd5b81356001600160a01b038116811461074a575f5ffd5b9392505050565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156107c157603f19878603018452815180511515865260208101519050604060208701526107ab604087018261068c565b9550506020938401939190910190600101610777565b50929695505050505050565b803580151581146107dc575f5ffd5b919050565b5f5f5f604084860312156107f3575f5ffd5b6107fc846107cd565b9250602084013567ffffffffffffffff811115610817575f5ffd5b61082386828701610605565b9497909650939450505050565b634e487b7160e01b5f52604160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f8235603e1983360301811261086c575f5ffd5b9190910192915050565b5f5f8335601e1984360301811261088b575f5ffd5b83018035915067ffffffffffffffff8211156108a5575f5ffd5b602001915036819003821315610646575f5ffd5b818382375f9101908152919050565b60208082526017908201527f4d756c746963616c6c333a2063616c6c206661696c6564000000000000000000604082015260600190565b5f8235605e1983360301811261086c575f5ffd5b5f60208284031215610923575f5ffd5b61074a826107cd56fea164736f6c6343000825000a',
+  "bytecode": "0x6080604052348015600e575f5ffd5b506109398061001c5f395ff3fe60806040526004361061006e575f3560e01c806342cbb15c1161004c57806342cbb15c146100c65780634d2301cc146100d857806382ad56cb146100ff578063bce38bd71461011f575f5ffd5b80630f28c97d14610072578063252dba42146100935780633408e470146100b4575b5f5ffd5b34801561007d575f5ffd5b50425b6040519081526020015b60405180910390f35b6100a66100a136600461064d565b610132565b60405161008a9291906106ba565b3480156100bf575f5ffd5b5046610080565b3480156100d1575f5ffd5b5043610080565b3480156100e3575f5ffd5b506100806100f2366004610724565b6001600160a01b03163190565b61011261010d36600461064d565b6102a4565b60405161008a9190610751565b61011261012d3660046107e1565b61046f565b4360608267ffffffffffffffff81111561014e5761014e610830565b60405190808252806020026020018201604052801561018157816020015b606081526020019060019003908161016c5790505b5090505f5b8381101561029c575f5f8686848181106101a2576101a2610844565b90506020028101906101b49190610858565b6101c2906020810190610724565b6001600160a01b03168787858181106101dd576101dd610844565b90506020028101906101ef9190610858565b6101fd906020810190610876565b60405161020b9291906108b9565b5f604051808303815f865af19150503d805f8114610244576040519150601f19603f3d011682016040523d82523d5f602084013e610249565b606091505b5091509150816102745760405162461bcd60e51b815260040161026b906108c8565b60405180910390fd5b8084848151811061028757610287610844565b60209081029190910101525050600101610186565b509250929050565b60608167ffffffffffffffff8111156102bf576102bf610830565b60405190808252806020026020018201604052801561030457816020015b604080518082019091525f8152606060208201528152602001906001900390816102dd5790505b5090505f5b82811015610468575f5f85858481811061032557610325610844565b905060200281019061033791906108ff565b610345906020810190610724565b6001600160a01b031686868581811061036057610360610844565b905060200281019061037291906108ff565b610380906040810190610876565b60405161038e9291906108b9565b5f604051808303815f865af19150503d805f81146103c7576040519150601f19603f3d011682016040523d82523d5f602084013e6103cc565b606091505b50915091508585848181106103e3576103e3610844565b90506020028101906103f591906108ff565b610406906040810190602001610913565b8061040e5750815b61042a5760405162461bcd60e51b815260040161026b906108c8565b604051806040016040528083151581526020018281525084848151811061045357610453610844565b60209081029190910101525050600101610309565b5092915050565b60608167ffffffffffffffff81111561048a5761048a610830565b6040519080825280602002602001820160405280156104cf57816020015b604080518082019091525f8152606060208201528152602001906001900390816104a85790505b5090505f5b828110156105fd575f5f8585848181106104f0576104f0610844565b90506020028101906105029190610858565b610510906020810190610724565b6001600160a01b031686868581811061052b5761052b610844565b905060200281019061053d9190610858565b61054b906020810190610876565b6040516105599291906108b9565b5f604051808303815f865af19150503d805f8114610592576040519150601f19603f3d011682016040523d82523d5f602084013e610597565b606091505b509150915086156105bf57816105bf5760405162461bcd60e51b815260040161026b906108c8565b60405180604001604052808315158152602001828152508484815181106105e8576105e8610844565b602090810291909101015250506001016104d4565b509392505050565b5f5f83601f840112610615575f5ffd5b50813567ffffffffffffffff81111561062c575f5ffd5b6020830191508360208260051b8501011115610646575f5ffd5b9250929050565b5f5f6020838503121561065e575f5ffd5b823567ffffffffffffffff811115610674575f5ffd5b61068085828601610605565b90969095509350505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b5f604082018483526040602084015280845180835260608501915060608160051b8601019250602086015f5b8281101561071757605f1987860301845261070285835161068c565b945060209384019391909101906001016106e6565b5092979650505050505050565b5f60208284031215610734575f5ffd5b81356001600160a01b038116811461074a575f5ffd5b9392505050565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156107c157603f19878603018452815180511515865260208101519050604060208701526107ab604087018261068c565b9550506020938401939190910190600101610777565b50929695505050505050565b803580151581146107dc575f5ffd5b919050565b5f5f5f604084860312156107f3575f5ffd5b6107fc846107cd565b9250602084013567ffffffffffffffff811115610817575f5ffd5b61082386828701610605565b9497909650939450505050565b634e487b7160e01b5f52604160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f8235603e1983360301811261086c575f5ffd5b9190910192915050565b5f5f8335601e1984360301811261088b575f5ffd5b83018035915067ffffffffffffffff8211156108a5575f5ffd5b602001915036819003821315610646575f5ffd5b818382375f9101908152919050565b60208082526017908201527f4d756c746963616c6c333a2063616c6c206661696c6564000000000000000000604082015260600190565b5f8235605e1983360301811261086c575f5ffd5b5f60208284031215610923575f5ffd5b61074a826107cd56fea164736f6c6343000825000a",
+  "deployedBytecode": "0x60806040526004361061006e575f3560e01c806342cbb15c1161004c57806342cbb15c146100c65780634d2301cc146100d857806382ad56cb146100ff578063bce38bd71461011f575f5ffd5b80630f28c97d14610072578063252dba42146100935780633408e470146100b4575b5f5ffd5b34801561007d575f5ffd5b50425b6040519081526020015b60405180910390f35b6100a66100a136600461064d565b610132565b60405161008a9291906106ba565b3480156100bf575f5ffd5b5046610080565b3480156100d1575f5ffd5b5043610080565b3480156100e3575f5ffd5b506100806100f2366004610724565b6001600160a01b03163190565b61011261010d36600461064d565b6102a4565b60405161008a9190610751565b61011261012d3660046107e1565b61046f565b4360608267ffffffffffffffff81111561014e5761014e610830565b60405190808252806020026020018201604052801561018157816020015b606081526020019060019003908161016c5790505b5090505f5b8381101561029c575f5f8686848181106101a2576101a2610844565b90506020028101906101b49190610858565b6101c2906020810190610724565b6001600160a01b03168787858181106101dd576101dd610844565b90506020028101906101ef9190610858565b6101fd906020810190610876565b60405161020b9291906108b9565b5f604051808303815f865af19150503d805f8114610244576040519150601f19603f3d011682016040523d82523d5f602084013e610249565b606091505b5091509150816102745760405162461bcd60e51b815260040161026b906108c8565b60405180910390fd5b8084848151811061028757610287610844565b60209081029190910101525050600101610186565b509250929050565b60608167ffffffffffffffff8111156102bf576102bf610830565b60405190808252806020026020018201604052801561030457816020015b604080518082019091525f8152606060208201528152602001906001900390816102dd5790505b5090505f5b82811015610468575f5f85858481811061032557610325610844565b905060200281019061033791906108ff565b610345906020810190610724565b6001600160a01b031686868581811061036057610360610844565b905060200281019061037291906108ff565b610380906040810190610876565b60405161038e9291906108b9565b5f604051808303815f865af19150503d805f81146103c7576040519150601f19603f3d011682016040523d82523d5f602084013e6103cc565b606091505b50915091508585848181106103e3576103e3610844565b90506020028101906103f591906108ff565b610406906040810190602001610913565b8061040e5750815b61042a5760405162461bcd60e51b815260040161026b906108c8565b604051806040016040528083151581526020018281525084848151811061045357610453610844565b60209081029190910101525050600101610309565b5092915050565b60608167ffffffffffffffff81111561048a5761048a610830565b6040519080825280602002602001820160405280156104cf57816020015b604080518082019091525f8152606060208201528152602001906001900390816104a85790505b5090505f5b828110156105fd575f5f8585848181106104f0576104f0610844565b90506020028101906105029190610858565b610510906020810190610724565b6001600160a01b031686868581811061052b5761052b610844565b905060200281019061053d9190610858565b61054b906020810190610876565b6040516105599291906108b9565b5f604051808303815f865af19150503d805f8114610592576040519150601f19603f3d011682016040523d82523d5f602084013e610597565b606091505b509150915086156105bf57816105bf5760405162461bcd60e51b815260040161026b906108c8565b60405180604001604052808315158152602001828152508484815181106105e8576105e8610844565b602090810291909101015250506001016104d4565b509392505050565b5f5f83601f840112610615575f5ffd5b50813567ffffffffffffffff81111561062c575f5ffd5b6020830191508360208260051b8501011115610646575f5ffd5b9250929050565b5f5f6020838503121561065e575f5ffd5b823567ffffffffffffffff811115610674575f5ffd5b61068085828601610605565b90969095509350505050565b5f81518084528060208401602086015e5f602082860101526020601f19601f83011685010191505092915050565b5f604082018483526040602084015280845180835260608501915060608160051b8601019250602086015f5b8281101561071757605f1987860301845261070285835161068c565b945060209384019391909101906001016106e6565b5092979650505050505050565b5f60208284031215610734575f5ffd5b81356001600160a01b038116811461074a575f5ffd5b9392505050565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b828110156107c157603f19878603018452815180511515865260208101519050604060208701526107ab604087018261068c565b9550506020938401939190910190600101610777565b50929695505050505050565b803580151581146107dc575f5ffd5b919050565b5f5f5f604084860312156107f3575f5ffd5b6107fc846107cd565b9250602084013567ffffffffffffffff811115610817575f5ffd5b61082386828701610605565b9497909650939450505050565b634e487b7160e01b5f52604160045260245ffd5b634e487b7160e01b5f52603260045260245ffd5b5f8235603e1983360301811261086c575f5ffd5b9190910192915050565b5f5f8335601e1984360301811261088b575f5ffd5b83018035915067ffffffffffffffff8211156108a5575f5ffd5b602001915036819003821315610646575f5ffd5b818382375f9101908152919050565b60208082526017908201527f4d756c746963616c6c333a2063616c6c206661696c6564000000000000000000604082015260600190565b5f8235605e1983360301811261086c575f5ffd5b5f60208284031215610923575f5ffd5b61074a826107cd56fea164736f6c6343000825000a"
 } as const;
