@@ -6,6 +6,7 @@ import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
+import { parseMicroUsdc } from '../platform/money.js';
 import {
   latestPassingRelease,
   publishedRelease,
@@ -159,7 +160,7 @@ async function payWith(
   // Everything below trusts `from`: an owner's grant and a free record are given without
   // settling, and an existing row is driven for whoever presents its key. So the signature is
   // checked first, not only by the facilitator's verify further on.
-  if (!(await signedByPayer(rail, payment))) {
+  if (!(await signedByPayer(ctx, rail, payment))) {
     throw new AppError('invalid_signature', {
       message: 'The payment authorization is not signed by its `from` address',
     });
@@ -251,7 +252,7 @@ function ownRow(row: PaymentRow, listing: PublicListing): PaymentRow {
  * Whether `from` signed the authorization (EIP-712 over the token's domain, as the token checks
  * it). Plain ECDSA first; a chain reader also accepts smart wallets (EIP-1271, ERC-6492).
  */
-async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
+async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
   const parameters = {
     address: payment.authorization.from,
     domain: { ...rail.tokenDomain, chainId: BASE_CHAIN_ID, verifyingContract: rail.asset },
@@ -260,10 +261,18 @@ async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promis
     message: payment.authorization,
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
+  // A malformed signature throws here: it is simply not the payer's.
   if (await verifyTypedData(parameters).catch(() => false)) return true;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
-  return rail.reader.verifyTypedData(onChain).catch(() => false);
+  return rail.reader.verifyTypedData(onChain).catch((error: unknown) => {
+    // Refused as unsigned (the payer may retry), but an RPC failure must not pass unseen.
+    ctx.log.warn(
+      { err: error, payer: payment.authorization.from },
+      'reading a smart-wallet signature on chain failed; the payment is refused as unsigned',
+    );
+    return false;
+  });
 }
 
 /** Drives an authorization's row to an answer: settle it, wait for whoever is, or report it. */
@@ -362,7 +371,7 @@ function assertMatchesRequirements(
   if (accepted.amount !== requirements.amount) mismatches.push('amount');
   if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase())
     mismatches.push('authorization.to');
-  if (authorization.value !== BigInt(requirements.amount)) mismatches.push('authorization.value');
+  if (authorization.value !== parseMicroUsdc(requirements.amount)) mismatches.push('authorization.value');
   const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
   if (authorization.validAfter > nowSeconds) mismatches.push('authorization.validAfter (not yet valid)');
   if (authorization.validBefore > nowSeconds + BigInt(requirements.maxTimeoutSeconds) + 60n) {

@@ -80,14 +80,13 @@ export async function releasePayment(
   db: Db,
   id: string,
   now: Date,
-  outcome: { state: 'settling' | 'failed'; errorReason: string; transaction?: string },
+  outcome: { state: 'settling' | 'failed'; errorReason: string },
 ): Promise<void> {
   await db
     .update(payments)
     .set({
       state: outcome.state,
       errorReason: outcome.errorReason,
-      ...(outcome.transaction ? { transaction: outcome.transaction } : {}),
       leaseUntil: null,
       updatedAt: now,
     })
