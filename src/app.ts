@@ -13,7 +13,7 @@ import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { identityRoutes } from './identity/routes.js';
 import { listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
-import { registerPaymentRoutes } from './payments/routes.js';
+import { paymentRoutes } from './payments/routes.js';
 import { installCors } from './platform/cors.js';
 import {
   clientErrorHandler,
@@ -130,7 +130,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(identityRoutes, { prefix: '/api', ctx });
   await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
-  registerPaymentRoutes(app, ctx);
+  await app.register(paymentRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });
 

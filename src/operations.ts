@@ -3,6 +3,7 @@ import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
 import type { Operation, Operations } from './platform/control.js';
+import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
 import { importAdvisories } from './scan/advisory-import.js';
 
 function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
@@ -26,11 +27,12 @@ export const operations = {
   'devnet.fund': operation(
     z.object({
       address: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-      amountMicro: z.string().regex(/^[0-9]{1,16}$/),
+      // The wire form (JSON over the control socket carries no bigint), parsed by the money module.
+      amountMicro: MicroUsdc,
     }),
     async (ctx, { address, amountMicro }) => {
       const { fundOnDevnet } = await import('./payments/devnet/fund.js');
-      return fundOnDevnet(ctx, address as `0x${string}`, BigInt(amountMicro));
+      return fundOnDevnet(ctx, address as `0x${string}`, parseMicroUsdc(amountMicro));
     },
   ),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {

@@ -11,6 +11,7 @@ import { announceListingChanged } from '../platform/listing-events.js';
 import {
   countDrafts,
   findListingById,
+  findListingNames,
   insertDeployKey,
   insertListing,
   type ListingRow,
@@ -194,4 +195,13 @@ export async function replaceDeployKey(
 /** Any listing by id, for background work that acts on the listing's behalf (release cuts). */
 export async function listingById(db: Db, id: string): Promise<Listing | undefined> {
   return findListingById(db, id);
+}
+
+/** `owner` and `slug` of each listing by id, for other domains' pages (a wallet's entitlements). */
+export async function listingNamesById(
+  db: Db,
+  ids: string[],
+): Promise<Map<string, { owner: string; slug: string }>> {
+  const rows = await findListingNames(db, [...new Set(ids)]);
+  return new Map(rows.map(({ id, owner, slug }) => [id, { owner, slug }]));
 }

@@ -20,6 +20,15 @@ export async function findListingById(db: Db, id: string): Promise<ListingRow | 
   return row;
 }
 
+/** The names of the listings with these ids (any status), for pages that hold listing ids. */
+export async function findListingNames(db: Db, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .select({ id: listings.id, owner: listings.owner, slug: listings.slug })
+    .from(listings)
+    .where(inArray(listings.id, ids));
+}
+
 /** Reads the listing and holds its row lock until the caller's transaction ends. */
 export async function lockListing(db: Db, id: string): Promise<ListingRow | undefined> {
   const [row] = await db.select().from(listings).where(eq(listings.id, id)).for('update');

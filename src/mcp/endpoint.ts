@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { requestCountry } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
@@ -50,7 +51,10 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     async (request, reply) => {
       requireAccept(request.headers.accept, ['application/json', 'text/event-stream']);
       requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
-      const server = createMcpServer(ctx, request);
+      const server = createMcpServer(ctx, {
+        country: requestCountry(ctx.config.compliance, request.headers),
+        log: request.log,
+      });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

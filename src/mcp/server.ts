@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import type { ToolCaller } from './tool.js';
 import { MCP_TOOLS } from './tools.js';
 
 const INSTRUCTIONS =
@@ -8,12 +8,12 @@ const INSTRUCTIONS =
   'Start with how_to_buy or get_listing; purchase returns the x402 payment-required body when unpaid: sign accepts[0] ' +
   '(EIP-3009) and call purchase again with payment_signature and quote_id. fetch_release re-fetches an owned version for free.';
 
-/** A fresh server per request (stateless transport); tools see the HTTP request for its headers and IP. */
-export function createMcpServer(ctx: AppContext, request: FastifyRequest): McpServer {
+/** A fresh server per request (stateless transport); tools see what they need of the HTTP request. */
+export function createMcpServer(ctx: AppContext, caller: ToolCaller): McpServer {
   const server = new McpServer(
     { name: 'repo402', version: '0.0.1', websiteUrl: ctx.config.baseUrl },
     { instructions: INSTRUCTIONS },
   );
-  for (const tool of MCP_TOOLS) tool.register(server, ctx, request);
+  for (const tool of MCP_TOOLS) tool.register(server, ctx, caller);
   return server;
 }

@@ -1,13 +1,20 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError, errorBody, isAppError } from '../platform/errors.js';
 
+/** What a tool knows of the HTTP request that carried its call: plain values, as services take them. */
+export interface ToolCaller {
+  /** The caller's country (`requestCountry`), for the jurisdiction check. */
+  country?: string;
+  log: FastifyBaseLogger;
+}
+
 export interface McpTool {
   name: string;
-  register(server: McpServer, ctx: AppContext, request: FastifyRequest): void;
+  register(server: McpServer, ctx: AppContext, caller: ToolCaller): void;
 }
 
 interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
@@ -26,11 +33,11 @@ interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   name: string,
   spec: ToolSpec<I, O>,
-  run: (ctx: AppContext, args: z.infer<I>, request: FastifyRequest) => Promise<z.infer<O>>,
+  run: (ctx: AppContext, args: z.infer<I>, caller: ToolCaller) => Promise<z.infer<O>>,
 ): McpTool {
   return {
     name,
-    register(server, ctx, request) {
+    register(server, ctx, caller) {
       server.registerTool(
         name,
         {
@@ -44,11 +51,11 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
         // The SDK's generic over Zod shapes cannot follow `I` here; the schema above validates args.
         (async (args: z.infer<I>): Promise<CallToolResult> => {
           try {
-            const result = (await run(ctx, args, request)) as Record<string, unknown>;
+            const result = (await run(ctx, args, caller)) as Record<string, unknown>;
             return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
           } catch (error) {
             const appError = isAppError(error) ? error : new AppError('internal');
-            if (!isAppError(error)) request.log.error({ err: error, tool: name }, 'MCP tool failed');
+            if (!isAppError(error)) caller.log.error({ err: error, tool: name }, 'MCP tool failed');
             const body = errorBody(ctx.config.baseUrl, appError);
             return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
           }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { buyLatest } from '../payments/buy.js';
-import { fetchOwnedVersion, versionStatus } from '../payments/holder.js';
-import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/routes.js';
-import { MicroUsdc } from '../platform/money.js';
+import { offerFor } from '../payments/offer.js';
+import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
+import { buyLatest, fetchOwnedVersion, versionStatus } from '../payments/service.js';
+import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
 import { ManifestSchema } from '../public/schemas.js';
 import { SKILL_PATH } from '../public/skill.js';
@@ -49,13 +49,14 @@ const howToBuy = defineTool(
     const { listing, release } = await findManifest(ctx, owner, slug);
     const urls = listingUrls(ctx.config.baseUrl, listing.owner, listing.slug);
     const forSale = listing.status === 'published';
+    const offer = offerFor(listing, release.version);
     return {
       owner: listing.owner,
       slug: listing.slug,
       for_sale: forSale,
       version: release.version,
-      price_micro: (listing.priceMicro ?? 0n).toString(),
-      update_price_micro: listing.updatePriceMicro.toString(),
+      price_micro: formatMicroUsdc(offer.amountMicro),
+      update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
       listing_url: urls.page,
       manifest_url: urls.manifest,
       resource_endpoint: urls.resource,
@@ -137,7 +138,7 @@ const purchase = defineTool(
     output: PurchaseResult,
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
   },
-  async (ctx, args, request) => {
+  async (ctx, args, caller) => {
     const result = await buyLatest(ctx, {
       owner: args.owner,
       slug: args.slug,
@@ -145,7 +146,7 @@ const purchase = defineTool(
       quoteId: args.quote_id,
       walletSignature: args.wallet_signature,
       source: 'mcp',
-      headers: request.headers,
+      country: caller.country,
     });
     const body: object = result.status === 'granted' ? result.grant : result.paymentRequired;
     return body as z.infer<typeof PurchaseResult>;
@@ -166,13 +167,13 @@ const fetchRelease = defineTool(
     output: GrantSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
-  (ctx, { owner, slug, version, wallet_signature }, request) =>
+  (ctx, { owner, slug, version, wallet_signature }, caller) =>
     fetchOwnedVersion(ctx, {
       owner,
       slug,
       version,
       walletSignature: wallet_signature,
-      headers: request.headers,
+      country: caller.country,
     }),
 );
 

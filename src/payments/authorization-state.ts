@@ -6,7 +6,7 @@ import {
   parseAbiItem,
   parseEventLogs,
 } from 'viem';
-import { DevUSDC } from './devnet/artifacts.js';
+import { DevUSDC } from './devnet/generated/contract-artifacts.js';
 
 /**
  * What the token contract says became of one EIP-3009 authorization: the chain is the only

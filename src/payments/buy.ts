@@ -1,12 +1,12 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { SettleResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
 import { type Address, type Hex, type PublicClient, verifyTypedData } from 'viem';
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
-import { assertJurisdictionAllowed, assertNotSanctioned } from '../platform/compliance.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
+import { parseMicroUsdc } from '../platform/money.js';
 import {
   latestPassingRelease,
   publishedRelease,
@@ -15,18 +15,15 @@ import {
 } from '../releases/service.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
-import { type Grant, type GrantKind, grantFor } from './grants.js';
-import { type Holding, holdingOf, isEntitled, newestHeldBelow } from './holdings.js';
+import { grantFor } from './grants.js';
+import { holdingOf } from './holdings.js';
 import { findListingForSale } from './listing.js';
+import { type Offer, offerFor, type PricedListing, pricedListing } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
-import {
-  type Offer,
-  type PaymentRequiredBody,
-  paymentRequiredBody,
-  requirementsFor,
-} from './payment-required.js';
+import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
+import type { Grant, GrantKind } from './schemas.js';
 import {
   awaitOtherAttempt,
   claimForSettlement,
@@ -57,14 +54,14 @@ export interface BuyRequest {
   owner: string;
   slug: string;
   /** `PAYMENT-SIGNATURE`. */
-  paymentSignature?: string | string[];
+  paymentSignature?: string;
   /** `X-Quote-Id`. */
-  quoteId?: string | string[];
+  quoteId?: string;
   /** `X-Wallet-Signature`. */
-  walletSignature?: string | string[];
+  walletSignature?: string;
   source: PurchaseSource;
-  /** Request headers, for the jurisdiction check. */
-  headers?: IncomingHttpHeaders;
+  /** The caller's country (`requestCountry`), for the jurisdiction check. */
+  country?: string;
 }
 
 export type BuyResult =
@@ -72,9 +69,9 @@ export type BuyResult =
   | { status: 'payment_required'; paymentRequired: PaymentRequiredBody };
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
-  if (request.headers) assertJurisdictionAllowed(ctx.config.compliance, request.headers);
-  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
-  if (!listing || listing.priceMicro === null) throw notFound();
+  assertCountryAllowed(ctx.config.compliance, request.country);
+  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
+  if (!listing) throw notFound();
   const release = await latestPassingRelease(ctx.database.db, listing.id);
   if (!release) throw notFound();
   const rail = await paymentRail(ctx);
@@ -90,28 +87,13 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
   const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
-  if (holding && isEntitled(holding, release.version)) {
+  const offer = offerFor(listing, release.version, holding);
+  if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
-  const offer = offerFor(listing, release, holding);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
   return { status: 'payment_required', paymentRequired: await paymentRequired(ctx, rail, offer) };
-}
-
-/** What `holding` would pay now for the release on sale. */
-function offerFor(listing: PublicListing, release: Release, holding: Holding | undefined): Offer {
-  const fromVersion = holding ? newestHeldBelow(holding, release.version) : undefined;
-  const base = {
-    listingId: listing.id,
-    owner: listing.owner,
-    slug: listing.slug,
-    version: release.version,
-    updatePriceMicro: listing.updatePriceMicro,
-  };
-  return fromVersion
-    ? { ...base, kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
-    : { ...base, kind: 'new', amountMicro: listing.priceMicro! };
 }
 
 export async function paymentRequired(
@@ -167,7 +149,7 @@ async function freeGrant(
 async function payWith(
   ctx: AppContext,
   rail: PaymentRail,
-  listing: PublicListing,
+  listing: PublicListing & PricedListing,
   release: Release,
   payment: DecodedPayment,
   request: BuyRequest,
@@ -178,7 +160,7 @@ async function payWith(
   // Everything below trusts `from`: an owner's grant and a free record are given without
   // settling, and an existing row is driven for whoever presents its key. So the signature is
   // checked first, not only by the facilitator's verify further on.
-  if (!(await signedByPayer(rail, payment))) {
+  if (!(await signedByPayer(ctx, rail, payment))) {
     throw new AppError('invalid_signature', {
       message: 'The payment authorization is not signed by its `from` address',
     });
@@ -191,15 +173,14 @@ async function payWith(
   const holding = await holdingOf(db, payer, listing.id);
   const existing = await findPayment(db, key.asset, key.payer, key.nonce);
   if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
-  if (isEntitled(holding, release.version)) {
+  const offer = offerFor(listing, release.version, holding);
+  if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
-  const offer = offerFor(listing, release, holding);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
 
-  const quoteId =
-    (Array.isArray(request.quoteId) ? request.quoteId[0] : request.quoteId) ?? echoedQuoteId(payment);
+  const quoteId = request.quoteId ?? echoedQuoteId(payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
   if (!quote || !quoteIsCurrent(quote, offer, ctx.clock.now())) {
     throw new AppError('price_changed', {
@@ -271,7 +252,7 @@ function ownRow(row: PaymentRow, listing: PublicListing): PaymentRow {
  * Whether `from` signed the authorization (EIP-712 over the token's domain, as the token checks
  * it). Plain ECDSA first; a chain reader also accepts smart wallets (EIP-1271, ERC-6492).
  */
-async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
+async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
   const parameters = {
     address: payment.authorization.from,
     domain: { ...rail.tokenDomain, chainId: BASE_CHAIN_ID, verifyingContract: rail.asset },
@@ -280,10 +261,18 @@ async function signedByPayer(rail: PaymentRail, payment: DecodedPayment): Promis
     message: payment.authorization,
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
+  // A malformed signature throws here: it is simply not the payer's.
   if (await verifyTypedData(parameters).catch(() => false)) return true;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
-  return rail.reader.verifyTypedData(onChain).catch(() => false);
+  return rail.reader.verifyTypedData(onChain).catch((error: unknown) => {
+    // Refused as unsigned (the payer may retry), but an RPC failure must not pass unseen.
+    ctx.log.warn(
+      { err: error, payer: payment.authorization.from },
+      'reading a smart-wallet signature on chain failed; the payment is refused as unsigned',
+    );
+    return false;
+  });
 }
 
 /** Drives an authorization's row to an answer: settle it, wait for whoever is, or report it. */
@@ -382,7 +371,7 @@ function assertMatchesRequirements(
   if (accepted.amount !== requirements.amount) mismatches.push('amount');
   if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase())
     mismatches.push('authorization.to');
-  if (authorization.value !== BigInt(requirements.amount)) mismatches.push('authorization.value');
+  if (authorization.value !== parseMicroUsdc(requirements.amount)) mismatches.push('authorization.value');
   const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
   if (authorization.validAfter > nowSeconds) mismatches.push('authorization.validAfter (not yet valid)');
   if (authorization.validBefore > nowSeconds + BigInt(requirements.maxTimeoutSeconds) + 60n) {

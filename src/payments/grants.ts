@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import type { Release } from '../releases/service.js';
+import type { Grant, GrantKind } from './schemas.js';
 import { signToken, verifyToken } from './signed-token.js';
 
 /**
@@ -12,20 +13,6 @@ import { signToken, verifyToken } from './signed-token.js';
 
 export const GRANT_LIFETIME_SECONDS = 300;
 const KIND = 'd1';
-
-/** `new`/`update` after a payment, `free` for a price of zero, `owned` for a holder's re-fetch. */
-export type GrantKind = 'new' | 'update' | 'free' | 'owned';
-
-export interface Grant {
-  download_url: string;
-  expires_at: string;
-  version: string;
-  artifact_sha256: string;
-  size_bytes: number;
-  kind: GrantKind;
-  purchase_id?: string;
-  transaction?: string;
-}
 
 export async function grantFor(
   ctx: AppContext,

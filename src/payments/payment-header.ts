@@ -55,8 +55,8 @@ export interface DecodedPayment {
   authorization: Authorization;
 }
 
-export function decodePaymentSignature(header: string | string[]): DecodedPayment {
-  const value = Array.isArray(header) ? undefined : header.trim();
+export function decodePaymentSignature(header: string): DecodedPayment {
+  const value = header.trim();
   if (!value || value.length > MAX_HEADER_LENGTH || !BASE64.test(value))
     throw malformed('is not standard base64');
   let json: unknown;

@@ -1,22 +1,12 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { formatMicroUsdc } from '../platform/money.js';
 import type { ReleaseBody } from '../releases/views.js';
+import type { Offer } from './offer.js';
 import type { PaymentRail } from './rail.js';
 
 /** SPEC.md's payment-required body (HTTP 402) and the x402 requirements it carries. */
 
 export const MAX_TIMEOUT_SECONDS = 300;
-
-export interface Offer {
-  listingId: string;
-  owner: string;
-  slug: string;
-  version: string;
-  kind: 'new' | 'update';
-  fromVersion?: string;
-  amountMicro: bigint;
-  updatePriceMicro: bigint;
-}
 
 export interface PaymentRequiredBody {
   x402Version: 2;

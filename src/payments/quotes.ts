@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatMicroUsdc, parseMicroUsdc } from '../platform/money.js';
 import { signToken, verifyToken } from './signed-token.js';
 
 /**
@@ -36,8 +37,8 @@ export function signQuote(appSecret: Buffer, quote: Quote): string {
     v: quote.version,
     k: quote.kind,
     f: quote.fromVersion,
-    a: quote.amountMicro.toString(),
-    u: quote.updatePriceMicro.toString(),
+    a: formatMicroUsdc(quote.amountMicro),
+    u: formatMicroUsdc(quote.updatePriceMicro),
     e: Math.floor(quote.expiresAt.getTime() / 1000),
   });
 }
@@ -51,8 +52,8 @@ export function readQuote(appSecret: Buffer, token: string): Quote | undefined {
     version: q.v,
     kind: q.k,
     fromVersion: q.f,
-    amountMicro: BigInt(q.a),
-    updatePriceMicro: BigInt(q.u),
+    amountMicro: parseMicroUsdc(q.a),
+    updatePriceMicro: parseMicroUsdc(q.u),
     expiresAt: new Date(q.e * 1000),
   };
 }

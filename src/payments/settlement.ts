@@ -1,4 +1,5 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { isHash } from 'viem';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { type AuthorizationState, readAuthorization } from './authorization-state.js';
@@ -238,7 +239,8 @@ async function concludeAttempt(
   payment: PaymentRow,
   attempt: SettleResult,
 ): Promise<SettlementOutcome> {
-  if (attempt.kind === 'response' && attempt.response.success && attempt.response.transaction) {
+  // Only a transaction hash is ever stored: a success without one (empty, `unknown`) asks the chain.
+  if (attempt.kind === 'response' && attempt.response.success && isHash(attempt.response.transaction)) {
     const purchase = await recordSettlement(ctx, payment, attempt.response.transaction);
     return { state: 'settled', purchase, payment, response: attempt.response };
   }

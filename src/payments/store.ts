@@ -1,14 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import {
-  entitlements,
-  ledgerEntries,
-  listings,
-  payments,
-  payoutSweeps,
-  purchases,
-} from '../db/schema/index.js';
+import { entitlements, ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type NewPayment = typeof payments.$inferInsert;
@@ -87,14 +80,13 @@ export async function releasePayment(
   db: Db,
   id: string,
   now: Date,
-  outcome: { state: 'settling' | 'failed'; errorReason: string; transaction?: string },
+  outcome: { state: 'settling' | 'failed'; errorReason: string },
 ): Promise<void> {
   await db
     .update(payments)
     .set({
       state: outcome.state,
       errorReason: outcome.errorReason,
-      ...(outcome.transaction ? { transaction: outcome.transaction } : {}),
       leaseUntil: null,
       updatedAt: now,
     })
@@ -218,34 +210,28 @@ export async function entitlementPage(
   after: EntitlementPosition | undefined,
   limit: number,
 ) {
-  return (
-    db
-      .select({
-        listingId: entitlements.listingId,
-        version: entitlements.version,
-        createdAt: entitlements.createdAt,
-        purchaseId: entitlements.purchaseId,
-        kind: purchases.kind,
-        allVersions: purchases.allVersions,
-        transaction: purchases.transaction,
-        owner: listings.owner,
-        slug: listings.slug,
-      })
-      .from(entitlements)
-      .innerJoin(purchases, eq(purchases.id, entitlements.purchaseId))
-      // The listings domain has no by-id read for public use; owner and slug come from its table here.
-      .innerJoin(listings, eq(listings.id, entitlements.listingId))
-      .where(
-        and(
-          eq(entitlements.wallet, wallet),
-          after
-            ? sql`(${entitlements.createdAt}, ${entitlements.listingId}, ${entitlements.version}) < (${after.createdAt.toISOString()}::timestamptz, ${after.listingId}::uuid, ${after.version})`
-            : undefined,
-        ),
-      )
-      .orderBy(desc(entitlements.createdAt), desc(entitlements.listingId), desc(entitlements.version))
-      .limit(limit)
-  );
+  return db
+    .select({
+      listingId: entitlements.listingId,
+      version: entitlements.version,
+      createdAt: entitlements.createdAt,
+      purchaseId: entitlements.purchaseId,
+      kind: purchases.kind,
+      allVersions: purchases.allVersions,
+      transaction: purchases.transaction,
+    })
+    .from(entitlements)
+    .innerJoin(purchases, eq(purchases.id, entitlements.purchaseId))
+    .where(
+      and(
+        eq(entitlements.wallet, wallet),
+        after
+          ? sql`(${entitlements.createdAt}, ${entitlements.listingId}, ${entitlements.version}) < (${after.createdAt.toISOString()}::timestamptz, ${after.listingId}::uuid, ${after.version})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(entitlements.createdAt), desc(entitlements.listingId), desc(entitlements.version))
+    .limit(limit);
 }
 
 // Ledger and payouts

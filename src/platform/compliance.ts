@@ -91,11 +91,6 @@ export function requestCountry(config: ComplianceConfig, headers: IncomingHttpHe
   return country || undefined;
 }
 
-/** `451 blocked_jurisdiction` when the request comes from a blocked country. */
-export function assertJurisdictionAllowed(config: ComplianceConfig, headers: IncomingHttpHeaders): void {
-  assertCountryAllowed(config, requestCountry(config, headers));
-}
-
 /** `451 blocked_jurisdiction` when `country` (from `requestCountry`; undefined when unknown) is blocked. */
 export function assertCountryAllowed(config: ComplianceConfig, country: string | undefined): void {
   if (country && config.blockedCountries.includes(country)) {

@@ -43,3 +43,9 @@ export function documentErrors(codes: ErrorCode[]) {
     ]),
   );
 }
+
+/** `/{owner}/{slug}` path parameters. A name that cannot exist is simply not found, never a 400. */
+export const OwnerSlugParams = z.object({
+  owner: z.string().meta({ description: 'The creator handle' }),
+  slug: z.string().meta({ description: 'The listing slug' }),
+});

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';
 import type { PublicListing } from '../listings/public-listings.js';
+import { offerFor, type PricedListing, pricedListing } from '../payments/offer.js';
 import { cacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
 import { onListingChanged } from '../platform/listing-events.js';
@@ -25,7 +26,7 @@ import type { ScanReport } from '../scan/types.js';
  */
 
 export interface ManifestView {
-  listing: PublicListing;
+  listing: PublicListing & PricedListing;
   release: ReleaseHead;
   manifest: Record<string, unknown>;
   doc: Prebuilt;
@@ -54,8 +55,10 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
     isValidName(owner) && isValidName(slug)
       ? await findCatalogEntry(ctx.database.db, owner, slug)
       : undefined;
-  if (!head) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
-  const { listing, release } = head;
+  // Publishing needs a price: a listing without one is not for sale here either, as on /api/v and /api/r.
+  const listing = pricedListing(head?.listing);
+  if (!head || !listing) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
+  const { release } = head;
   const key = [
     release.id,
     listing.status,
@@ -88,12 +91,13 @@ export function listingUrls(baseUrl: string, owner: string, slug: string) {
 
 function buildManifest(
   baseUrl: string,
-  listing: PublicListing,
+  listing: PublicListing & PricedListing,
   release: ReleaseHead,
   computed: unknown,
   scan: unknown,
 ): Record<string, unknown> {
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
+  const offer = offerFor(listing, release.version);
   return {
     owner: listing.owner,
     slug: listing.slug,
@@ -102,8 +106,8 @@ function buildManifest(
     version: release.version,
     artifact_sha256: release.artifactSha256,
     published_at: release.publishedAt.toISOString(),
-    price_micro: formatMicroUsdc(listing.priceMicro ?? 0n),
-    update_price_micro: formatMicroUsdc(listing.updatePriceMicro),
+    price_micro: formatMicroUsdc(offer.amountMicro),
+    update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
     resource_endpoint: urls.resource,
     version_url: urls.version,
     computed: {

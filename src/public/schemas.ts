@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { MicroUsdc } from '../platform/money.js';
 
-/** `/{owner}/{slug}` path parameters. A name that cannot exist is simply not found, never a 400. */
-export const OwnerSlugParams = z.object({
-  owner: z.string().meta({ description: 'The creator handle' }),
-  slug: z.string().meta({ description: 'The listing slug' }),
-});
+// Shared with the payments routes, so it lives with the other HTTP schemas.
+export { OwnerSlugParams } from '../platform/http-schemas.js';
 
 export const ManifestSchema = z
   .object({

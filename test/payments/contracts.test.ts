@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEVNET_SOURCES } from '../../scripts/compile-contracts.js';
 import { compileContracts } from '../../scripts/solidity.js';
-import { DevUSDC, Multicall3 } from '../../src/payments/devnet/artifacts.js';
+import { DevUSDC, Multicall3 } from '../../src/payments/devnet/generated/contract-artifacts.js';
 
 const committed = { DevUSDC, Multicall3 };
 

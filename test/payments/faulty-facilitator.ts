@@ -9,7 +9,7 @@ import type { FacilitatorClient } from '@x402/core/http';
  * connection, after `delayMs` when set); `pending` (settles on chain, answers `settlement_pending`); `refuse` (answers a
  * definitive insufficient-balance refusal without broadcasting).
  */
-export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse';
+export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse' | 'no-hash';
 
 export interface FaultyFacilitator {
   url: string;
@@ -62,6 +62,8 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
       }
       if (mode === 'pending')
         return send(200, { ...result, success: false, errorReason: 'settlement_pending' });
+      // A success that names no transaction hash: never stored as one.
+      if (mode === 'no-hash') return send(200, { ...result, transaction: 'unknown' });
       if (mode === 'delay') await new Promise((resolve) => setTimeout(resolve, state.delayMs));
       send(200, result);
     } catch (error) {

@@ -85,18 +85,20 @@ describe.each(BACKENDS)('settlement on %s', (backend) => {
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
   });
 
-  it('a settle whose answer is lost or pending: the chain decides, and the retry grants without paying twice', async () => {
-    for (const mode of ['lost', 'pending'] as const) {
+  it('a settle whose answer is lost, pending or without a hash: the chain decides, and the retry grants without paying twice', async () => {
+    for (const mode of ['lost', 'pending', 'no-hash'] as const) {
       const wallet = await fundedWallet(t, 5_000_000n);
       const { send } = await signedBuy(wallet);
       facilitator.mode = mode;
       const first = await send();
       expect(first.statusCode, mode).toBe(200);
+      // The transaction recorded (and granted) is the chain's hash, never the facilitator's placeholder.
+      expect(first.json().transaction, mode).toMatch(/^0x[0-9a-f]{64}$/);
       expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
       facilitator.mode = 'ok';
       expect((await send()).json().code).toBe('replay');
     }
-    expect(await purchaseCount()).toBe(2);
+    expect(await purchaseCount()).toBe(3);
   });
 
   it('the reconciler settles a payment its buyer never retried, and fails one that expired unsettled', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import {
-  assertJurisdictionAllowed,
+  assertCountryAllowed,
   assertNotSanctioned,
   checkComplianceConfig,
   isSanctioned,
@@ -77,16 +77,18 @@ describe('jurisdictions', () => {
   });
 
   it('refuses blocked countries with 451 blocked_jurisdiction', () => {
-    expect(() => assertJurisdictionAllowed(config, { 'cf-ipcountry': 'IR' })).toThrow(
+    const allowed = (headers: Record<string, string>) => () =>
+      assertCountryAllowed(config, requestCountry(config, headers));
+    expect(allowed({ 'cf-ipcountry': 'IR' })).toThrow(
       expect.objectContaining({ code: 'blocked_jurisdiction', status: 451 }),
     );
-    expect(() => assertJurisdictionAllowed(config, { 'cf-ipcountry': 'NL' })).not.toThrow();
-    expect(() => assertJurisdictionAllowed(config, {})).not.toThrow();
+    expect(allowed({ 'cf-ipcountry': 'NL' })).not.toThrow();
+    expect(allowed({})).not.toThrow();
   });
 
   it('checks nothing without a country header', () => {
     const open = loadConfig({ BLOCKED_COUNTRIES: 'KP' }).compliance;
-    expect(() => assertJurisdictionAllowed(open, { 'cf-ipcountry': 'KP' })).not.toThrow();
+    expect(() => assertCountryAllowed(open, requestCountry(open, { 'cf-ipcountry': 'KP' }))).not.toThrow();
   });
 
   it('refuses malformed settings at start-up', () => {

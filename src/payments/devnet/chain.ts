@@ -15,8 +15,8 @@ import {
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { Db } from '../../db/connect.js';
-import { DevUSDC, Multicall3 } from './artifacts.js';
 import { startEdrProvider } from './edr.js';
+import { DevUSDC, Multicall3 } from './generated/contract-artifacts.js';
 import { appendJournal, readJournal } from './journal-store.js';
 
 /**

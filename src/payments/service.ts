@@ -1,0 +1,162 @@
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
+import { listingById, listingNamesById } from '../listings/service.js';
+import { assertCountryAllowed } from '../platform/compliance.js';
+import { decodeCursor, encodeCursor } from '../platform/cursor.js';
+import { AppError } from '../platform/errors.js';
+import { formatMicroUsdc } from '../platform/money.js';
+import { latestPassingRelease, openArtifact, publishedRelease } from '../releases/service.js';
+import { grantFor, readDownloadToken } from './grants.js';
+import { holdingOf, isEntitled } from './holdings.js';
+import { findListingForSale } from './listing.js';
+import { offerFor, pricedListing, priceKind } from './offer.js';
+import { resourceUrl } from './payment-required.js';
+import { type Entitlements, type Grant, ScanCountsSchema, type VersionStatus } from './schemas.js';
+import { entitlementPage } from './store.js';
+
+/**
+ * The payments service: what the payments routes and the MCP tools call, with plain values (header
+ * strings, the caller's country), never a request. Buying is `buyLatest` (buy.ts, with settlement
+ * behind it); holders re-fetch owned versions, check the latest version, list what they own and
+ * download a grant here.
+ */
+export { type BuyRequest, type BuyResult, buyLatest } from './buy.js';
+
+/** GET /api/r/{owner}/{slug}/v/{version}: a fresh grant for a version the wallet holds, retired or not. */
+export async function fetchOwnedVersion(
+  ctx: AppContext,
+  request: {
+    owner: string;
+    slug: string;
+    version: string;
+    /** `X-Wallet-Signature`. */
+    walletSignature: string | undefined;
+    /** The caller's country (`requestCountry`), for the jurisdiction check. */
+    country?: string;
+  },
+): Promise<Grant> {
+  assertCountryAllowed(ctx.config.compliance, request.country);
+  const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
+  const release = listing && (await publishedRelease(ctx.database.db, listing.id, request.version));
+  if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
+  const holding = await holdingOf(ctx.database.db, wallet, listing.id);
+  if (!isEntitled(holding, release.version)) {
+    throw new AppError('not_entitled', {
+      message: `The wallet ${wallet} does not own ${listing.owner}/${listing.slug} ${release.version}`,
+    });
+  }
+  return grantFor(ctx, release, { kind: 'owned' });
+}
+
+/**
+ * GET /api/v/{owner}/{slug}: the latest version and prices. Entitlement state (`owned`,
+ * `entitled`, `price_kind`) only with a valid wallet signature; nothing else reveals it.
+ */
+export async function versionStatus(
+  ctx: AppContext,
+  request: { owner: string; slug: string; walletSignature: string | undefined },
+): Promise<VersionStatus> {
+  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
+  const release = listing && (await latestPassingRelease(ctx.database.db, listing.id));
+  if (!listing || !release) throw new AppError('not_found');
+  const wallet =
+    request.walletSignature === undefined
+      ? undefined
+      : await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  const counts = ScanCountsSchema.safeParse((release.scan as { counts?: unknown } | null)?.counts);
+  const listed = offerFor(listing, release.version);
+  const status: VersionStatus = {
+    owner: listing.owner,
+    slug: listing.slug,
+    status: listing.status,
+    for_sale: listing.status === 'published',
+    version: release.version,
+    tag: release.tag,
+    artifact_sha256: release.artifactSha256,
+    published_at: release.publishedAt.toISOString(),
+    price_micro: formatMicroUsdc(listed.amountMicro),
+    update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
+    resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
+    ...(counts.success ? { scan: counts.data } : {}),
+  };
+  if (!wallet) return status;
+  const holding = await holdingOf(ctx.database.db, wallet, listing.id);
+  const offer = offerFor(listing, release.version, holding);
+  return {
+    ...status,
+    owned: holding.versions.includes(release.version),
+    entitled: offer.kind === 'owned',
+    price_kind: priceKind(offer),
+  };
+}
+
+const ENTITLEMENTS_PAGE_SIZE = 50;
+const CursorShape = z.object({ c: z.string(), l: z.string().uuid(), v: z.string() });
+
+/** GET /api/entitlements: everything the signing wallet holds, newest first. */
+export async function listEntitlements(
+  ctx: AppContext,
+  request: { walletSignature: string | undefined; cursor?: string; limit?: number },
+): Promise<Entitlements> {
+  const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  const limit = request.limit ?? ENTITLEMENTS_PAGE_SIZE;
+  const after = request.cursor ? decodeCursor(request.cursor, CursorShape) : undefined;
+  const rows = await entitlementPage(
+    ctx.database.db,
+    wallet.toLowerCase(),
+    after && { createdAt: new Date(after.c), listingId: after.l, version: after.v },
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const names = await listingNamesById(
+    ctx.database.db,
+    page.map((row) => row.listingId),
+  );
+  return {
+    wallet,
+    items: page.map((row) => {
+      // Every entitlement's listing exists: the foreign key keeps listing rows.
+      const { owner, slug } = names.get(row.listingId)!;
+      return {
+        owner,
+        slug,
+        version: row.version,
+        kind: row.kind,
+        all_versions: row.allVersions,
+        purchase_id: row.purchaseId,
+        transaction: row.transaction,
+        acquired_at: row.createdAt.toISOString(),
+        fetch_url: `${resourceUrl(ctx.config.baseUrl, owner, slug)}/v/${row.version}`,
+      };
+    }),
+    next_cursor:
+      rows.length > limit && last
+        ? encodeCursor({ c: last.createdAt.toISOString(), l: last.listingId, v: last.version })
+        : null,
+  };
+}
+
+/** GET /api/download/{token}: the zip a grant names, with the file name it is saved under. */
+export async function openDownload(
+  ctx: AppContext,
+  token: string,
+): Promise<{ stream: Readable; sizeBytes: number; fileName: string; artifactSha256: string }> {
+  const { listingId, version } = readDownloadToken(ctx, token);
+  const [release, listing] = await Promise.all([
+    publishedRelease(ctx.database.db, listingId, version),
+    listingById(ctx.database.db, listingId),
+  ]);
+  if (!release || !listing) throw new AppError('not_found', { message: 'No such download' });
+  const { stream, sizeBytes } = await openArtifact(ctx, release);
+  // The zip's own top folder is `<slug>/` (identical trees, identical zips); the name carries the version.
+  return {
+    stream,
+    sizeBytes,
+    fileName: `${listing.slug}-${release.version}.zip`,
+    artifactSha256: release.artifactSha256,
+  };
+}
