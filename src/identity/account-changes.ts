@@ -73,61 +73,36 @@ export async function requestCreatorChanges(
   }
 
   const at = ctx.clock.now();
-  const effectiveAt = new Date(at.getTime() + CHANGE_DELAY_MS);
   const messageIds = await db.transaction(async (tx) => {
     await consumeChallenge(tx, stepUp, at).catch(refusedAs('invalid_signature', 'step_up'));
-    const ids: string[] = [];
+    const ids: (string | undefined)[] = [];
+    const announce = (field: ChangeField, value: string, inForce: string, what: string) =>
+      scheduleChange(tx, { creator, field, value, inForce, what, recipient: before.abuseContact, at });
     if (input.payoutAddress) {
       await consumeChallenge(tx, addressProof!, at).catch(
         refusedAs('payout_address_unverified', 'address_proof'),
       );
       if (!(await claimPayoutAddress(tx, input.payoutAddress, creator.id, at))) throw addressTaken();
-      if (
-        await scheduleChange(tx, creator.id, 'payout_address', input.payoutAddress, before.payoutAddress, at)
-      ) {
-        ids.push(
-          await enqueueMessage(
-            tx,
-            {
-              kind: 'payout_address_change',
-              creatorId: creator.id,
-              recipient: before.abuseContact,
-              subject: `repo402: payout address of ${creator.handle} changes on ${effectiveAt.toISOString()}`,
-              body: announcement(
-                creator.handle,
-                `the payout address changes from ${before.payoutAddress} to ${input.payoutAddress}`,
-                effectiveAt,
-              ),
-            },
-            at,
-          ),
-        );
-      }
+      ids.push(
+        await announce(
+          'payout_address',
+          input.payoutAddress,
+          before.payoutAddress,
+          `the payout address changes from ${before.payoutAddress} to ${input.payoutAddress}`,
+        ),
+      );
     }
     if (input.abuseContact !== undefined) {
-      if (
-        await scheduleChange(tx, creator.id, 'abuse_contact', input.abuseContact, before.abuseContact, at)
-      ) {
-        ids.push(
-          await enqueueMessage(
-            tx,
-            {
-              kind: 'abuse_contact_change',
-              creatorId: creator.id,
-              recipient: before.abuseContact,
-              subject: `repo402: abuse contact of ${creator.handle} changes on ${effectiveAt.toISOString()}`,
-              body: announcement(
-                creator.handle,
-                `the abuse contact changes from ${before.abuseContact} (this address) to ${input.abuseContact}`,
-                effectiveAt,
-              ),
-            },
-            at,
-          ),
-        );
-      }
+      ids.push(
+        await announce(
+          'abuse_contact',
+          input.abuseContact,
+          before.abuseContact,
+          `the abuse contact changes from ${before.abuseContact} (this address) to ${input.abuseContact}`,
+        ),
+      );
     }
-    return ids;
+    return ids.filter((id) => id !== undefined);
   });
   deliverAfterCommit(ctx, messageIds, log);
   return (await creatorView(db, creator.id, at))!;
@@ -173,27 +148,38 @@ async function verifyStepUp(
 }
 
 /**
- * Replaces any pending change of `field`; records the new value unless it is the one in force.
- * Returns whether a change was scheduled.
+ * Replaces any pending change of `field` and, unless the new value is the one in force, records it
+ * and queues its announcement to the abuse contact in force. Returns the message id, if any.
  */
 async function scheduleChange(
   tx: Db,
-  creatorId: string,
-  field: ChangeField,
-  value: string,
-  inForce: string,
-  at: Date,
-): Promise<boolean> {
-  await cancelPendingChanges(tx, creatorId, field, at);
-  if (value === inForce) return false;
-  await insertChange(tx, {
-    creatorId,
-    field,
-    value,
-    requestedAt: at,
-    effectiveAt: new Date(at.getTime() + CHANGE_DELAY_MS),
-  });
-  return true;
+  change: {
+    creator: AuthenticatedCreator;
+    field: ChangeField;
+    value: string;
+    inForce: string;
+    /** The sentence the announcement states, naming old and new value. */
+    what: string;
+    recipient: string;
+    at: Date;
+  },
+): Promise<string | undefined> {
+  const { creator, field, value, at } = change;
+  await cancelPendingChanges(tx, creator.id, field, at);
+  if (value === change.inForce) return undefined;
+  const effectiveAt = new Date(at.getTime() + CHANGE_DELAY_MS);
+  await insertChange(tx, { creatorId: creator.id, field, value, requestedAt: at, effectiveAt });
+  return enqueueMessage(
+    tx,
+    {
+      kind: `${field}_change`,
+      creatorId: creator.id,
+      recipient: change.recipient,
+      subject: `repo402: ${field.replace('_', ' ')} of ${creator.handle} changes on ${effectiveAt.toISOString()}`,
+      body: announcement(creator.handle, change.what, effectiveAt),
+    },
+    at,
+  );
 }
 
 function announcement(handle: string, what: string, effectiveAt: Date): string {
