@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { offerFor } from '../payments/offer.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { formatUsd } from '../platform/money.js';
 import { renderPage } from '../platform/page.js';
@@ -74,7 +75,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
   const { listing, release } = view;
   const computed = (view.manifest.computed ?? {}) as ComputedView;
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
-  const price = listing.priceMicro ?? 0n;
+  const price = offerFor(listing, release.version).amountMicro;
   const retired = listing.status === 'retired';
   const name = `${listing.owner}/${listing.slug}`;
   return renderPage({

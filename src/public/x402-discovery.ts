@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { listLiveListings } from '../listings/catalog.js';
 import { paymentRail } from '../payments/context.js';
+import { offerFor, pricedListing } from '../payments/offer.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
 import { cacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
@@ -56,18 +57,13 @@ async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
   const rail = await paymentRail(ctx);
   const live = await listLiveListings(ctx.database.db, MAX_RESOURCES);
   const items = live
-    .filter((listing) => listing.priceMicro !== null)
+    .flatMap((listing) => {
+      const priced = pricedListing(listing);
+      return priced ? [priced] : [];
+    })
     .sort((a, b) => `${a.owner}/${a.slug}`.localeCompare(`${b.owner}/${b.slug}`))
     .map((listing) => {
-      const accepted = acceptedOffer(baseUrl, rail, {
-        listingId: listing.id,
-        owner: listing.owner,
-        slug: listing.slug,
-        version: listing.version,
-        kind: 'new',
-        amountMicro: listing.priceMicro!,
-        updatePriceMicro: listing.updatePriceMicro,
-      });
+      const accepted = acceptedOffer(baseUrl, rail, offerFor(listing, listing.version));
       return {
         resource: accepted.resource,
         type: 'http' as const,

@@ -33,7 +33,7 @@ interface Seen {
   amount: string | null;
 }
 
-describe('the offer agrees across version status, the 402, the MCP tools and the label', () => {
+describe('the offer agrees across version status, the 402, the MCP tools, the label and discovery', () => {
   let t: PaymentsTestApp;
   let client: Client;
 
@@ -102,7 +102,12 @@ describe('the offer agrees across version status, the 402, the MCP tools and the
     const names = { owner: fixture.owner, slug: fixture.slug };
     const prices = (body: Body) => ({ price: body.price_micro, update: body.update_price_micro });
     const anonymous = await t.app.inject({ url: buyUrl(fixture) });
+    const discovery = (await t.app.inject({ url: '/.well-known/x402' })).json();
+    const item = discovery.items.find(
+      (entry: Body) => entry.metadata.channel === `${fixture.owner}/${fixture.slug}`,
+    );
     return {
+      discovery: { price: item.accepts[0].amount, update: item.metadata.update_price_micro },
       label: prices((await t.app.inject({ url: `/api/label/${fixture.owner}/${fixture.slug}` })).json()),
       howToBuy: prices(await tool('how_to_buy', names)),
       versionStatus: prices((await t.app.inject({ url: `/api/v/${fixture.owner}/${fixture.slug}` })).json()),
@@ -126,6 +131,7 @@ describe('the offer agrees across version status, the 402, the MCP tools and the
     });
     const anonymous = await listedBy(fixture);
     expect(anonymous).toEqual({
+      discovery: listed,
       label: listed,
       howToBuy: listed,
       versionStatus: listed,
