@@ -1,16 +1,13 @@
-import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
-import { errorResponses } from '../platform/http-schemas.js';
 import { formatUsd } from '../platform/money.js';
 import { renderPage } from '../platform/page.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
 import { recentReleases } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { API_CATALOG_LINK } from './catalog.js';
-import { findManifest, listingUrls, type ManifestView } from './manifest.js';
-import { OwnerSlugParams } from './schemas.js';
+import { registerListingDocument } from './listing-document.js';
+import { listingUrls, type ManifestView } from './manifest.js';
 import { SKILL_PATH } from './skill.js';
 
 /**
@@ -44,31 +41,18 @@ interface ComputedView {
 }
 
 export function registerManifestPage(app: App, ctx: AppContext): void {
-  app.get(
-    '/:owner/:slug',
-    {
-      schema: {
-        tags: ['public'],
-        summary: 'The manifest page (server-rendered HTML)',
-        params: OwnerSlugParams,
-        response: {
-          200: z.string().meta({ description: 'text/html' }),
-          ...errorResponses('not_found', 'rate_limited'),
-        },
-      },
-      config: rateLimitConfig(ctx.config, 'public'),
-    },
-    async (request, reply) => {
-      const view = await findManifest(ctx, request.params.owner, request.params.slug);
-      const log = await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS);
-      return reply
-        .header('link', API_CATALOG_LINK)
-        .header('content-security-policy', PAGE_CSP)
-        .header('cache-control', 'public, max-age=60')
-        .type('text/html; charset=utf-8')
-        .send(manifestPage(ctx.config.baseUrl, view, log));
-    },
-  );
+  registerListingDocument(app, ctx, {
+    path: '/:owner/:slug',
+    summary: 'The manifest page (server-rendered HTML)',
+    mediaType: 'text/html',
+    headers: { link: API_CATALOG_LINK, 'content-security-policy': PAGE_CSP },
+    render: async (view) =>
+      manifestPage(
+        ctx.config.baseUrl,
+        view,
+        await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS),
+      ),
+  });
 }
 
 export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBody[]): string {

@@ -1,10 +1,7 @@
-import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { errorResponses } from '../platform/http-schemas.js';
 import { formatUsd } from '../platform/money.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
-import { findManifest, listingUrls, type ManifestView } from './manifest.js';
-import { OwnerSlugParams } from './schemas.js';
+import { registerListingDocument } from './listing-document.js';
+import { listingUrls, type ManifestView } from './manifest.js';
 
 /**
  * GET /api/snippet/{owner}/{slug}: a markdown preamble a buyer pastes into a downstream agent's
@@ -42,26 +39,10 @@ fetchable forever: \`GET ${urls.resource}/v/<version>\`. Manifest: ${urls.manife
 }
 
 export function registerSnippetRoute(app: App, ctx: AppContext): void {
-  app.get(
-    '/api/snippet/:owner/:slug',
-    {
-      schema: {
-        tags: ['public'],
-        summary: 'A paste-ready markdown preamble telling a downstream agent to check for updates',
-        params: OwnerSlugParams,
-        response: {
-          200: z.string().meta({ description: 'text/markdown' }),
-          ...errorResponses('not_found', 'rate_limited'),
-        },
-      },
-      config: rateLimitConfig(ctx.config, 'public'),
-    },
-    async (request, reply) => {
-      const view = await findManifest(ctx, request.params.owner, request.params.slug);
-      return reply
-        .header('cache-control', 'public, max-age=60')
-        .type('text/markdown; charset=utf-8')
-        .send(snippetMarkdown(ctx.config.baseUrl, view));
-    },
-  );
+  registerListingDocument(app, ctx, {
+    path: '/api/snippet/:owner/:slug',
+    summary: 'A paste-ready markdown preamble telling a downstream agent to check for updates',
+    mediaType: 'text/markdown',
+    render: (view) => snippetMarkdown(ctx.config.baseUrl, view),
+  });
 }

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { errorResponses } from '../platform/http-schemas.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { findManifest, type ManifestView } from './manifest.js';
+import { OwnerSlugParams } from './schemas.js';
+
+/** A public text document about one live listing (its page, its snippet), cached for a minute. */
+export interface ListingDocument {
+  path: string;
+  summary: string;
+  /** The media type, without its charset. */
+  mediaType: string;
+  headers?: Record<string, string>;
+  render(view: ManifestView): string | Promise<string>;
+}
+
+export function registerListingDocument(app: App, ctx: AppContext, document: ListingDocument): void {
+  app.get(
+    document.path,
+    {
+      schema: {
+        tags: ['public'],
+        summary: document.summary,
+        params: OwnerSlugParams,
+        response: {
+          200: z.string().meta({ description: document.mediaType }),
+          ...errorResponses('not_found', 'rate_limited'),
+        },
+      },
+      config: rateLimitConfig(ctx.config, 'public'),
+    },
+    async (request, reply) => {
+      const body = await document.render(await findManifest(ctx, request.params.owner, request.params.slug));
+      return reply
+        .headers(document.headers ?? {})
+        .header('cache-control', 'public, max-age=60')
+        .type(`${document.mediaType}; charset=utf-8`)
+        .send(body);
+    },
+  );
+}
