@@ -297,7 +297,7 @@ async function continuePayment(
   }
   return outcomeToResult(
     ctx,
-    await trackAttempt(row.id, () => driveSettlement(ctx, rail, claim.claimed)),
+    await trackAttempt(ctx, row.id, () => driveSettlement(ctx, rail, claim.claimed)),
     release,
   );
 }

@@ -33,7 +33,7 @@ export async function reconcilePayments(
   for (const row of await unresolvedPayments(ctx.database.db, idleSince, now, BATCH)) {
     const claim = await claimForSettlement(ctx, row.id);
     if (!('claimed' in claim)) continue;
-    const outcome = await trackAttempt(row.id, () => driveSettlement(ctx, rail, claim.claimed));
+    const outcome = await trackAttempt(ctx, row.id, () => driveSettlement(ctx, rail, claim.claimed));
     counts[outcome.state === 'settled' ? 'settled' : outcome.state === 'failed' ? 'failed' : 'pending'] += 1;
   }
   const watchedAfter = new Date(now.getTime() - WATCH_FAILED_MS);

@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { isHash } from 'viem';
 import type { AppContext } from '../context.js';
+import { cacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
 import { type AuthorizationState, readAuthorization } from './authorization-state.js';
 import type { PaymentRail } from './rail.js';
@@ -307,11 +308,12 @@ export async function claimForSettlement(ctx: AppContext, paymentId: string): Pr
   );
 }
 
-/** Settlements this process is driving: waiters here await them instead of polling the database. */
-const inFlight = new Map<string, Promise<unknown>>();
+/** Settlements this context is driving: waiters here await them instead of polling the database. */
+const attemptsInFlight = cacheSlot(() => new Map<string, Promise<unknown>>());
 
 /** Runs `drive` as the one attempt on `paymentId` in this process, visible to `awaitOtherAttempt`. */
-export function trackAttempt<T>(paymentId: string, drive: () => Promise<T>): Promise<T> {
+export function trackAttempt<T>(ctx: AppContext, paymentId: string, drive: () => Promise<T>): Promise<T> {
+  const inFlight = ctx.caches.get(attemptsInFlight);
   const run = drive();
   const settled = run.catch(() => {});
   inFlight.set(paymentId, settled);
@@ -330,6 +332,7 @@ const POLL_MS = 200;
  */
 export async function awaitOtherAttempt(ctx: AppContext, paymentId: string): Promise<PaymentRow | undefined> {
   const deadline = Date.now() + ctx.config.payments.settlementTimeoutMs;
+  const inFlight = ctx.caches.get(attemptsInFlight);
   for (;;) {
     const local = inFlight.get(paymentId);
     if (local) {
