@@ -1,12 +1,39 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files named `*.timing.test.ts` assert how long the service keeps its event loop busy. They run
+ * alone, after everything else: with another test file on the second core, the OS alone can hold a
+ * busy process off the CPU for longer than the bound (a 227 ms stall was seen in a full run whose
+ * slowest main-thread task, profiled, was 84 ms), and that measures the machine, not repo402.
+ */
+const TIMING = 'test/**/*.timing.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // PGlite instances are large; two workers suit the 2-core CI machines.
-    maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          exclude: [TIMING, '**/node_modules/**'],
+          // PGlite instances are large; two workers suit the 2-core CI machines.
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'timing',
+          include: [TIMING],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { ManifestSchema } from '../listings/schemas.js';
 import { offerFor } from '../payments/offer.js';
 import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
 import { buyLatest, fetchOwnedVersion, versionStatus } from '../payments/service.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
-import { ManifestSchema } from '../public/schemas.js';
 import { SKILL_PATH } from '../public/skill.js';
 import { defineTool, type McpTool } from './tool.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { errorResponses } from '../platform/http-schemas.js';
+import { ManifestSchema } from '../listings/schemas.js';
+import { errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
 import { sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { findManifest } from './manifest.js';
-import { ManifestSchema, OwnerSlugParams } from './schemas.js';
 
 /** Free and cacheable: shared caches may keep it a minute and serve it stale while revalidating. */
 const LABEL_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=300';
