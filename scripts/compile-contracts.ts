@@ -19,12 +19,19 @@ export function renderArtifacts(artifacts: Record<string, ContractArtifact>): st
     '',
   ];
   for (const artifact of Object.values(artifacts)) {
-    lines.push(
-      `export const ${artifact.contractName} = ${JSON.stringify({ ...artifact }, null, 2)} as const;`,
-      '',
-    );
+    lines.push(`export const ${artifact.contractName} = ${renderArtifact(artifact)} as const;`, '');
   }
   return lines.join('\n');
+}
+
+/** One ABI entry per line: the two contracts' ERC-20 fragments would otherwise repeat as long blocks. */
+function renderArtifact(artifact: ContractArtifact): string {
+  const fields = Object.entries(artifact).map(([name, value]) =>
+    name === 'abi'
+      ? `  "abi": [\n${(value as unknown[]).map((entry) => `    ${JSON.stringify(entry)}`).join(',\n')}\n  ]`
+      : `  ${JSON.stringify(name)}: ${JSON.stringify(value)}`,
+  );
+  return `{\n${fields.join(',\n')}\n}`;
 }
 
 if (process.argv[1] === import.meta.filename) {

@@ -4,7 +4,7 @@ import { DEFAULT_BRANCH } from '../git/repos.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import type { ErrorCode } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { routeOptions } from '../platform/route-options.js';
 import { deployKeyFingerprint } from './deploy-keys.js';
 import { commitLicence } from './licence.js';
 import {
@@ -51,7 +51,11 @@ export interface ListingReleases {
  */
 export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
   return async (app: App) => {
-    const config = rateLimitConfig(ctx.config, 'creator');
+    const route = routeOptions(ctx.config, { rateLimit: 'creator', tag: 'creator' });
+    // A creator's listings are theirs alone: no answer, error or not, may be kept by a cache.
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+    });
     const read = requireApiKey(ctx, 'listings:read');
     const write = requireApiKey(ctx, 'listings:write');
     /** The route's own error codes, with those of every key route. */
@@ -74,19 +78,12 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
 
     app.post(
       '',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary: 'Create a draft listing; hosted: provisions the repository and adds the deploy key',
-          body: CreateListingRequestSchema,
-          response: {
-            201: ListingSchema,
-            ...errors('too_many_unpublished'),
-          },
-        },
-      },
+      route({
+        guard: write,
+        summary: 'Create a draft listing; hosted: provisions the repository and adds the deploy key',
+        body: CreateListingRequestSchema,
+        response: { 201: ListingSchema, ...errors('too_many_unpublished') },
+      }),
       async (request, reply) => {
         const creator = creatorOf(request);
         const body = request.body;
@@ -103,27 +100,20 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
             ? { source: 'hosted', slug: body.slug, sshPublicKey: body.ssh_public_key, ...fields }
             : { source: 'github', slug: body.slug, ...fields },
         );
-        reply.code(201).header('cache-control', 'no-store');
+        reply.code(201);
         return fullView(listing, true);
       },
     );
 
     app.get(
       '',
-      {
-        config,
-        onRequest: read,
-        schema: {
-          tags: ['creator'],
-          summary: "The caller's listings, newest first",
-          querystring: ListQuerySchema,
-          response: {
-            200: ListingListSchema,
-            ...errors(),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: read,
+        summary: "The caller's listings, newest first",
+        querystring: ListQuerySchema,
+        response: { 200: ListingListSchema, ...errors() },
+      }),
+      async (request) => {
         const creator = creatorOf(request);
         const page = await listOwnListings(ctx.database.db, creator.id, {
           limit: request.query.limit ? Number(request.query.limit) : DEFAULT_PAGE_SIZE,
@@ -131,7 +121,6 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
         });
         const heads = await releases.heads(page.listings.map((listing) => listing.id));
         const hostKeys = await loadHostKeys(ctx.config.dataDir);
-        reply.header('cache-control', 'no-store');
         return {
           listings: page.listings.map((listing) =>
             listingBody(ctx.config, { listing, ...heads.get(listing.id)!, hostKeys }),
@@ -143,44 +132,28 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
 
     app.get(
       '/:id',
-      {
-        config,
-        onRequest: read,
-        schema: {
-          tags: ['creator'],
-          summary: "One of the caller's listings, with the full scan report of its head releases",
-          params: ListingIdParamsSchema,
-          response: {
-            200: ListingSchema,
-            ...errors('not_found'),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: read,
+        summary: "One of the caller's listings, with the full scan report of its head releases",
+        params: ListingIdParamsSchema,
+        response: { 200: ListingSchema, ...errors('not_found') },
+      }),
+      async (request) => {
         const listing = await ownedListing(ctx.database.db, creatorOf(request).id, request.params.id);
-        reply.header('cache-control', 'no-store');
         return fullView(listing, true);
       },
     );
 
     app.patch(
       '/:id',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary:
-            'Change price, update price, description or trigger hint; prices apply to future purchases',
-          params: ListingIdParamsSchema,
-          body: UpdateListingRequestSchema,
-          response: {
-            200: ListingSchema,
-            ...errors('not_found', 'retired'),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: write,
+        summary: 'Change price, update price, description or trigger hint; prices apply to future purchases',
+        params: ListingIdParamsSchema,
+        body: UpdateListingRequestSchema,
+        response: { 200: ListingSchema, ...errors('not_found', 'retired') },
+      }),
+      async (request) => {
         const body = request.body;
         const listing = await updateOwnListing(ctx, creatorOf(request).id, request.params.id, {
           priceMicro: body.price_micro,
@@ -188,29 +161,20 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           description: body.description,
           triggerHint: body.trigger_hint,
         });
-        reply.header('cache-control', 'no-store');
         return fullView(listing, true);
       },
     );
 
     app.delete(
       '/:id',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary: 'Retire the listing (terminal); holders keep their versions, the release log stays',
-          params: ListingIdParamsSchema,
-          response: {
-            200: RetireResponseSchema,
-            ...errors('not_found', 'retired'),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: write,
+        summary: 'Retire the listing (terminal); holders keep their versions, the release log stays',
+        params: ListingIdParamsSchema,
+        response: { 200: RetireResponseSchema, ...errors('not_found', 'retired') },
+      }),
+      async (request) => {
         const listing = await retireOwnListing(ctx, creatorOf(request).id, request.params.id);
-        reply.header('cache-control', 'no-store');
         return {
           id: listing.id,
           status: 'retired' as const,
@@ -222,80 +186,59 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
 
     app.put(
       '/:id/ssh-key',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary: "Replace a hosted listing's deploy key; the old key stops working at once",
-          params: ListingIdParamsSchema,
-          body: SshKeyRequestSchema,
-          response: {
-            200: ListingSchema,
-            ...errors('not_found', 'retired'),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: write,
+        summary: "Replace a hosted listing's deploy key; the old key stops working at once",
+        params: ListingIdParamsSchema,
+        body: SshKeyRequestSchema,
+        response: { 200: ListingSchema, ...errors('not_found', 'retired') },
+      }),
+      async (request) => {
         const listing = await replaceDeployKey(
           ctx,
           creatorOf(request).id,
           request.params.id,
           request.body.ssh_public_key,
         );
-        reply.header('cache-control', 'no-store');
         return fullView(listing, true);
       },
     );
 
     app.post(
       '/:id/publish',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary: 'Publish a draft: it goes on sale at its latest passing release',
-          params: ListingIdParamsSchema,
-          response: {
-            200: ListingSchema,
-            ...errors(
-              'not_found',
-              'description_missing',
-              'scan_failed',
-              'derivative_of',
-              'listing_not_ready',
-              'retired',
-            ),
-          },
+      route({
+        guard: write,
+        summary: 'Publish a draft: it goes on sale at its latest passing release',
+        params: ListingIdParamsSchema,
+        response: {
+          200: ListingSchema,
+          ...errors(
+            'not_found',
+            'description_missing',
+            'scan_failed',
+            'derivative_of',
+            'listing_not_ready',
+            'retired',
+          ),
         },
-      },
-      async (request, reply) => {
+      }),
+      async (request) => {
         const listing = await releases.publish(creatorOf(request).id, request.params.id);
-        reply.header('cache-control', 'no-store');
         return fullView(listing, true);
       },
     );
 
     app.post(
       '/:id/licence',
-      {
-        config,
-        onRequest: write,
-        schema: {
-          tags: ['creator'],
-          summary: 'Commit an allow-listed LICENSE to main of a hosted listing (pull before your next push)',
-          params: ListingIdParamsSchema,
-          body: LicenceRequestSchema,
-          response: {
-            200: LicenceResponseSchema,
-            ...errors('not_found', 'retired'),
-          },
-        },
-      },
-      async (request, reply) => {
+      route({
+        guard: write,
+        summary: 'Commit an allow-listed LICENSE to main of a hosted listing (pull before your next push)',
+        params: ListingIdParamsSchema,
+        body: LicenceRequestSchema,
+        response: { 200: LicenceResponseSchema, ...errors('not_found', 'retired') },
+      }),
+      async (request) => {
         const result = await commitLicence(ctx, creatorOf(request).id, request.params.id, request.body.spdx);
-        reply.header('cache-control', 'no-store');
         return {
           listing_id: result.listingId,
           spdx: result.spdx,

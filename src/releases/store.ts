@@ -157,18 +157,6 @@ export async function creatorHoldsArtifact(db: Db, creatorId: string, sha256: st
   return row !== undefined;
 }
 
-export async function findCutOf(
-  db: Db,
-  listingId: string,
-  version: string,
-): Promise<ReleaseCutRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(releaseCuts)
-    .where(and(eq(releaseCuts.listingId, listingId), eq(releaseCuts.version, version)));
-  return row;
-}
-
 /** Claims the version for a cut; undefined when it is claimed already. */
 export async function insertCut(
   db: Db,

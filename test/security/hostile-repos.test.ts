@@ -9,7 +9,7 @@ import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
-import { findCutOf, findRelease, storedBytesOf } from '../../src/releases/store.js';
+import { findRelease, storedBytesOf } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
@@ -79,13 +79,18 @@ describe.each(BACKENDS)('hostile repositories pushed over SSH on %s', (backend) 
     }, timeoutMs);
   /** The pg-boss job that cut `version` ran once and completed: no retry was spent on it. */
   async function expectCutOnce(listing: CreatedListing, version: string) {
-    const cut = (await findCutOf(t.ctx.database.db, listing.id, version))!;
+    const [cut] = (
+      await t.database.query<{ id: string; state: string; failure_reason: string | null }>(
+        'select id, state, failure_reason from release_cuts where listing_id = $1 and version = $2',
+        [listing.id, version],
+      )
+    ).rows;
     const { rows } = await t.database.query<{ state: string; retry_count: number }>(
       `select state, retry_count from pgboss.job where name = 'releases.cut' and data->>'cutId' = $1`,
-      [cut.id],
+      [cut!.id],
     );
     expect(rows).toEqual([{ state: 'completed', retry_count: 0 }]);
-    return cut;
+    return cut!;
   }
 
   it('refuses a push of 40 release tags; 10 tags of one 20 MB commit make 10 releases and one stored zip; the day’s limit holds', async () => {
@@ -225,9 +230,9 @@ describe.each(BACKENDS)('hostile repositories pushed over SSH on %s', (backend) 
       const cut = await expectCutOnce(listing, release.version);
       expect(cut).toMatchObject({
         state: 'refused',
-        failureReason: expect.stringMatching(/^repo_too_large: /),
+        failure_reason: expect.stringMatching(/^repo_too_large: /),
       });
-      for (const text of [cut.failureReason!, JSON.stringify(release.scan)]) {
+      for (const text of [cut.failure_reason!, JSON.stringify(release.scan)]) {
         expect(text).not.toContain(t.dataDir);
         expect(text).not.toContain('/tmp/');
       }

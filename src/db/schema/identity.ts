@@ -1,6 +1,5 @@
-import { index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+import { index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { at } from './columns.js';
 
 /** Single-use invite codes for API registration. Only the SHA-256 of a code is kept. */
 export const invites = pgTable('invites', {

@@ -1,22 +1,7 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  check,
-  index,
-  integer,
-  jsonb,
-  numeric,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { at, micro } from './columns.js';
 import { creators } from './identity.js';
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
-/** micro-USDC: exact integers, read and written as `bigint`. */
-const micro = (name: string) => numeric(name, { precision: 20, scale: 0, mode: 'bigint' });
 
 /**
  * A listing. `owner` is the creator's handle, copied so public routes resolve `/{owner}/{slug}`

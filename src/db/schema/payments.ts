@@ -7,20 +7,15 @@ import {
   index,
   integer,
   jsonb,
-  numeric,
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { at, micro } from './columns.js';
 import { creators } from './identity.js';
 import { listings } from './listings.js';
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
-/** micro-USDC: exact integers, read and written as `bigint`. */
-const micro = (name: string) => numeric(name, { precision: 20, scale: 0, mode: 'bigint' });
 
 /**
  * One EIP-3009 authorization we were asked to settle (DESIGN.md item 8). The row is written

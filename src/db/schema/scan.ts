@@ -7,10 +7,8 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
 } from 'drizzle-orm/pg-core';
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+import { at } from './columns.js';
 
 /**
  * OSV advisories imported by `repo402 advisories import`. Only what matching needs is a column;

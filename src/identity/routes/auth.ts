@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { errorResponses } from '../../platform/http-schemas.js';
-import { rateLimitConfig } from '../../platform/rate-limit.js';
+import { routeOptions } from '../../platform/route-options.js';
 import { issueChallenge } from '../challenges.js';
 import { creatorOf, requireApiKey } from '../guard.js';
 import {
@@ -15,19 +15,15 @@ import {
 import { endSession, rotateKeys, startSession } from '../wallet-auth.js';
 
 export function registerAuthRoutes(app: App, ctx: AppContext): void {
-  const limited = rateLimitConfig(ctx.config, 'auth');
+  const route = routeOptions(ctx.config, { rateLimit: 'auth', tag: 'auth' });
 
   app.get(
     '/auth/challenge',
-    {
-      config: limited,
-      schema: {
-        tags: ['auth'],
-        summary: 'A single-use EIP-4361 message to sign, bound to one purpose; expires after 5 minutes',
-        querystring: ChallengeQuerySchema,
-        response: { 200: ChallengeSchema, ...errorResponses('invalid_request', 'rate_limited') },
-      },
-    },
+    route({
+      summary: 'A single-use EIP-4361 message to sign, bound to one purpose; expires after 5 minutes',
+      querystring: ChallengeQuerySchema,
+      response: { 200: ChallengeSchema, ...errorResponses('invalid_request', 'rate_limited') },
+    }),
     async (request, reply) => {
       const { address, purpose, new_payout_address } = request.query;
       const challenge = await issueChallenge(ctx, { address, purpose, newPayoutAddress: new_payout_address });
@@ -45,19 +41,15 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/auth/rotate-key',
-    {
-      config: limited,
-      schema: {
-        tags: ['auth'],
-        summary:
-          'A new agent key for the creator whose payout address in force signed a rotate_key challenge; every other agent key and web session of the creator is revoked at once',
-        body: RotateKeyRequestSchema,
-        response: {
-          200: RotateKeyResponseSchema,
-          ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
-        },
+    route({
+      summary:
+        'A new agent key for the creator whose payout address in force signed a rotate_key challenge; every other agent key and web session of the creator is revoked at once',
+      body: RotateKeyRequestSchema,
+      response: {
+        200: RotateKeyResponseSchema,
+        ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
       },
-    },
+    }),
     async (request, reply) => {
       const { creator, key, revoked } = await rotateKeys(ctx, request.body);
       reply.header('cache-control', 'no-store');
@@ -73,19 +65,15 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/auth/sessions',
-    {
-      config: limited,
-      schema: {
-        tags: ['auth'],
-        summary:
-          'Web sign-in: a wallet_ownership signature from the payout address in force gives a 12-hour session key',
-        body: SessionRequestSchema,
-        response: {
-          201: SessionResponseSchema,
-          ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
-        },
+    route({
+      summary:
+        'Web sign-in: a wallet_ownership signature from the payout address in force gives a 12-hour session key',
+      body: SessionRequestSchema,
+      response: {
+        201: SessionResponseSchema,
+        ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
       },
-    },
+    }),
     async (request, reply) => {
       const { creator, key } = await startSession(ctx, request.body);
       reply.code(201).header('cache-control', 'no-store');
@@ -100,18 +88,14 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
 
   app.delete(
     '/auth/sessions/current',
-    {
-      config: limited,
-      onRequest: requireApiKey(ctx),
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign out: revokes the session key this request carries',
-        response: {
-          204: z.null().meta({ description: 'Signed out' }),
-          ...errorResponses('invalid_request', 'invalid_key', 'rate_limited'),
-        },
+    route({
+      guard: requireApiKey(ctx),
+      summary: 'Sign out: revokes the session key this request carries',
+      response: {
+        204: z.null().meta({ description: 'Signed out' }),
+        ...errorResponses('invalid_request', 'invalid_key', 'rate_limited'),
       },
-    },
+    }),
     async (request, reply) => {
       await endSession(ctx, creatorOf(request));
       return reply.code(204).send(null);

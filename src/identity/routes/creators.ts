@@ -4,6 +4,7 @@ import type { App, AppContext } from '../../context.js';
 import { requestCountry } from '../../platform/compliance.js';
 import { errorResponses } from '../../platform/http-schemas.js';
 import { rateLimitConfig } from '../../platform/rate-limit.js';
+import { routeOptions } from '../../platform/route-options.js';
 import { requestCreatorChanges } from '../account-changes.js';
 import { creatorView } from '../creators.js';
 import { creatorOf, requireApiKey } from '../guard.js';
@@ -20,7 +21,7 @@ import {
 import { creatorBody } from '../views.js';
 
 export function registerCreatorRoutes(app: App, ctx: AppContext): void {
-  const creatorLimit = rateLimitConfig(ctx.config, 'creator');
+  const route = routeOptions(ctx.config, { rateLimit: 'creator', tag: 'creator' });
 
   app.post(
     '/creators',
@@ -78,15 +79,11 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
 
   app.get(
     '/creators/me',
-    {
-      config: creatorLimit,
-      onRequest: requireApiKey(ctx),
-      schema: {
-        tags: ['creator'],
-        summary: 'The calling creator: values in force and pending changes',
-        response: { 200: CreatorSchema, ...errorResponses('invalid_key', 'rate_limited') },
-      },
-    },
+    route({
+      guard: requireApiKey(ctx),
+      summary: 'The calling creator: values in force and pending changes',
+      response: { 200: CreatorSchema, ...errorResponses('invalid_key', 'rate_limited') },
+    }),
     async (request, reply) => {
       const view = await creatorView(ctx.database.db, creatorOf(request).id, ctx.clock.now());
       reply.header('cache-control', 'no-store');
@@ -96,30 +93,26 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
 
   app.patch(
     '/creators/me',
-    {
-      config: creatorLimit,
-      onRequest: requireApiKey(ctx, 'account:write'),
-      schema: {
-        tags: ['creator'],
-        summary:
-          'Request a payout address or abuse contact change, signed by the payout address in force; it takes effect 48 hours later',
-        body: UpdateCreatorRequestSchema,
-        response: {
-          200: UpdateCreatorResponseSchema,
-          ...errorResponses(
-            'invalid_request',
-            'payout_address_unverified',
-            'invalid_key',
-            'invalid_signature',
-            'step_up_required',
-            'insufficient_scope',
-            'sanctioned_counterparty',
-            'rate_limited',
-            'blocked_jurisdiction',
-          ),
-        },
+    route({
+      guard: requireApiKey(ctx, 'account:write'),
+      summary:
+        'Request a payout address or abuse contact change, signed by the payout address in force; it takes effect 48 hours later',
+      body: UpdateCreatorRequestSchema,
+      response: {
+        200: UpdateCreatorResponseSchema,
+        ...errorResponses(
+          'invalid_request',
+          'payout_address_unverified',
+          'invalid_key',
+          'invalid_signature',
+          'step_up_required',
+          'insufficient_scope',
+          'sanctioned_counterparty',
+          'rate_limited',
+          'blocked_jurisdiction',
+        ),
       },
-    },
+    }),
     async (request, reply) => {
       const body = request.body;
       const view = await requestCreatorChanges(

@@ -4,7 +4,7 @@ import { lockCreator } from '../../identity/creators.js';
 import type { Listing } from '../../listings/service.js';
 import { isAppError } from '../../platform/errors.js';
 import { cutJob } from '../jobs.js';
-import { cutVersions, findCutOf, insertCut, type ReleaseCutRow } from '../store.js';
+import { cutVersions, insertCut, type ReleaseCutRow } from '../store.js';
 import { compareVersions, versionOfTag } from '../versions.js';
 import { assertClaimAllowed } from './limits.js';
 
@@ -23,7 +23,7 @@ export async function requestCut(
   const at = ctx.clock.now();
   const row = await ctx.database.db.transaction(async (tx) => {
     await lockCreator(tx, listing.creatorId);
-    if (await findCutOf(tx, listing.id, cut.version)) return undefined;
+    if ((await cutVersions(tx, listing.id)).has(cut.version)) return undefined;
     await assertClaimAllowed(tx, ctx.config, listing, at);
     return insertCut(tx, { listingId: listing.id, ...cut, requestedAt: at });
   });
