@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -113,6 +114,21 @@ const EnvSchema = z.object({
    * file must not hold a core forever). Both fit in the cut job's 30-minute expiry.
    */
   CUT_WORKER_TIMEOUT_SECONDS: positiveInt.max(900).default(600),
+  // GitHub-backed listings (Rail A) through a GitHub App; unset means `source: github` is refused.
+  /** The App's id (its settings page, "App ID"). */
+  GITHUB_APP_ID: positiveInt.optional(),
+  /** The App's private key as PEM text (`\n` escapes allowed), or GITHUB_APP_PRIVATE_KEY_PATH. */
+  GITHUB_APP_PRIVATE_KEY: z
+    .string()
+    .includes('-----BEGIN', { message: 'expected a PEM private key' })
+    .optional(),
+  GITHUB_APP_PRIVATE_KEY_PATH: z.string().min(1).optional(),
+  /** The App's webhook secret: deliveries are verified with it (X-Hub-Signature-256). */
+  GITHUB_WEBHOOK_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** REST API base: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server. */
+  GITHUB_API_URL: url(['https:', 'http:']).default('https://api.github.com'),
+  /** Lets git fetch over plain http:// (a local stand-in in tests); never for a real GitHub. */
+  GITHUB_GIT_ALLOW_HTTP: bool.default(false),
   // Hosted repositories and blobs.
   /** Host name in hosted-repository remotes; defaults to the host of BASE_URL. */
   SSH_HOST: z
@@ -202,6 +218,19 @@ export interface Config {
   releases: ReleaseLimits;
   /** S3-compatible blob storage; unset means blobs live under DATA_DIR/blobs. */
   s3?: S3Config;
+  /** The GitHub App behind `source: github` listings; unset, such listings are refused. */
+  github?: GitHubAppConfig;
+}
+
+export interface GitHubAppConfig {
+  appId: number;
+  /** PEM (PKCS#1 as GitHub hands it out, or PKCS#8); held in memory only. */
+  privateKey: string;
+  webhookSecret: string;
+  /** REST API base URL, without a trailing slash. */
+  apiUrl: string;
+  /** Whether git may fetch over http:// (tests against a local stand-in). */
+  allowHttpGit: boolean;
 }
 
 export interface SshConfig {
@@ -264,6 +293,8 @@ const SECRET_VARIABLES = new Set([
   'DATABASE_URL',
   'REDIS_URL',
   'SMTP_URL',
+  'GITHUB_APP_PRIVATE_KEY',
+  'GITHUB_WEBHOOK_SECRET',
 ]);
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
@@ -298,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
   }
+  const github = githubAppConfig(e);
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError([
       'HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
@@ -379,5 +411,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           prefix: e.S3_PREFIX,
         }
       : undefined,
+    github,
+  };
+}
+
+/** All of the App's id, key and webhook secret, or none of them (Rail A off). */
+function githubAppConfig(e: z.infer<typeof EnvSchema>): GitHubAppConfig | undefined {
+  const given = {
+    GITHUB_APP_ID: e.GITHUB_APP_ID,
+    'GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH':
+      e.GITHUB_APP_PRIVATE_KEY ?? e.GITHUB_APP_PRIVATE_KEY_PATH,
+    GITHUB_WEBHOOK_SECRET: e.GITHUB_WEBHOOK_SECRET,
+  };
+  const missing = Object.entries(given).filter(([, value]) => value === undefined);
+  if (missing.length === 3) return undefined;
+  if (missing.length > 0) {
+    throw new ConfigError(missing.map(([name]) => `${name}: required when a GitHub App is configured`));
+  }
+  if (e.GITHUB_APP_PRIVATE_KEY && e.GITHUB_APP_PRIVATE_KEY_PATH) {
+    throw new ConfigError(['GITHUB_APP_PRIVATE_KEY_PATH: give the key or its path, not both']);
+  }
+  let privateKey = e.GITHUB_APP_PRIVATE_KEY?.replaceAll('\\n', '\n');
+  if (!privateKey) {
+    try {
+      privateKey = readFileSync(path.resolve(e.GITHUB_APP_PRIVATE_KEY_PATH!), 'utf8');
+    } catch (error) {
+      throw new ConfigError([`GITHUB_APP_PRIVATE_KEY_PATH: cannot read it (${(error as Error).message})`]);
+    }
+    if (!privateKey.includes('-----BEGIN')) {
+      throw new ConfigError(['GITHUB_APP_PRIVATE_KEY_PATH: the file holds no PEM private key']);
+    }
+  }
+  return {
+    appId: e.GITHUB_APP_ID!,
+    privateKey,
+    webhookSecret: e.GITHUB_WEBHOOK_SECRET!,
+    apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
+    allowHttpGit: e.GITHUB_GIT_ALLOW_HTTP,
   };
 }

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
+import type { GitHubClient } from './github/client.js';
 import type { PaymentRail } from './payments/rail.js';
 import type { BlobStore } from './platform/blobs.js';
 import type { Caches } from './platform/caches.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   payments?: Promise<PaymentRail>;
   /** Documents cached for this app (its base URL, its database); never shared with another app in the process. */
   caches: Caches;
+  /** The GitHub App behind `source: github` listings, when one is configured (GITHUB_APP_ID…). */
+  github?: GitHubClient;
   /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */
   inspectRelease: ReleaseInspector;
 }

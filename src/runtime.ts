@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import type { DestinationStream } from 'pino';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
 import { openBlobStore } from './platform/blobs-config.js';
 import { Caches } from './platform/caches.js';
@@ -36,6 +38,8 @@ export interface ContextOptions {
   jobSpecs?: AnyJobSpec<AppContext>[];
   /** Open the payment rail at start; by default only processes with a job queue do. */
   openPayments?: boolean;
+  /** Where log lines go; standard output by default (tests read what was logged). */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -51,7 +55,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await options.database?.close();
     throw error;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, options.logDestination);
   const database = options.database ?? (await openDatabase(config));
   const caches = new Caches();
   let redis: Redis | undefined;
@@ -101,6 +105,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       chainClient,
       blobs: await openBlobStore(config),
       caches,
+      github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its

@@ -28,7 +28,7 @@ export const DEFAULT_TREE_LIMITS: TreeLimits = {
 /** Longest path accepted (PATH_MAX); the scan blocks paths over 1,024 bytes, this bounds memory. */
 export const MAX_PATH_BYTES = 4096;
 
-type Limit = 'files' | 'bytes' | 'directories' | 'depth' | 'path_length';
+export type TreeLimit = 'files' | 'bytes' | 'directories' | 'depth' | 'path_length';
 
 /**
  * Every file of a commit's tree, read as a stream and abandoned the moment the tree passes a
@@ -46,8 +46,8 @@ export async function walkTree(repoPath: string, commit: string, limits: TreeLim
   const entries: TreeEntry[] = [];
   let bytes = 0;
   let directories = 0;
-  let over: Limit | undefined;
-  const take = (record: Buffer): Limit | undefined => {
+  let over: TreeLimit | undefined;
+  const take = (record: Buffer): TreeLimit | undefined => {
     // `<mode> SP <type> SP <object> SP+ <size> TAB <path>`; trees and submodules have size `-`.
     const tab = record.indexOf(9);
     if (tab < 0) throw new Error('git ls-tree printed a record without a path');
@@ -92,12 +92,13 @@ export async function walkTree(repoPath: string, commit: string, limits: TreeLim
   }
   if (over) git.stop();
   await git.done;
-  if (over) throw tooLarge(commit, limits, over);
+  if (over) throw treeTooLarge(commit, limits, over);
   return entries;
 }
 
-function tooLarge(commit: string, limits: TreeLimits, limit: Limit): AppError {
-  const what: Record<Limit, string> = {
+/** `413 repo_too_large` for a tree over `limit`, in the words every tree refusal uses. */
+export function treeTooLarge(commit: string, limits: TreeLimits, limit: TreeLimit): AppError {
+  const what: Record<TreeLimit, string> = {
     files: `more than ${limits.maxFiles} files`,
     bytes: `more than ${limits.maxBytes} bytes of files`,
     directories: `more than ${limits.maxFiles} directories and submodules`,

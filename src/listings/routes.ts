@@ -1,8 +1,9 @@
 import type { App, AppContext } from '../context.js';
 import { loadHostKeys } from '../git/host-keys.js';
 import { DEFAULT_BRANCH } from '../git/repos.js';
+import type { RepoRef } from '../github/client.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
-import type { ErrorCode } from '../platform/errors.js';
+import { AppError, type ErrorCode } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { routeOptions } from '../platform/route-options.js';
 import { deployKeyFingerprint } from './deploy-keys.js';
@@ -28,7 +29,7 @@ import {
   retireOwnListing,
   updateOwnListing,
 } from './service.js';
-import { type ListingCut, listingBody, type ReleaseHeads } from './views.js';
+import { type ListingCut, listingBody, type ReleaseHeads, type TagChange } from './views.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -41,6 +42,8 @@ export interface ListingReleases {
   heads(listingIds: string[]): Promise<Map<string, ReleaseHeads>>;
   /** Versions claimed without a release, newest first. */
   unfinishedCuts(listingId: string): Promise<ListingCut[]>;
+  /** Released tags moved or deleted on GitHub since, newest first. */
+  tagChanges(listingId: string): Promise<TagChange[]>;
   /** Publishes the caller's draft (the release verdicts decide whether it may be). */
   publish(creatorId: string, listingId: string): Promise<Listing>;
 }
@@ -71,6 +74,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
         hostKeys: await loadHostKeys(ctx.config.dataDir),
         withScanReport,
         cuts: await releases.unfinishedCuts(listing.id),
+        tagChanges: listing.source === 'github' ? await releases.tagChanges(listing.id) : undefined,
         deployKeyFingerprint:
           listing.source === 'hosted' ? await deployKeyFingerprint(ctx.database.db, listing.id) : undefined,
       });
@@ -80,9 +84,10 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
       '',
       route({
         guard: write,
-        summary: 'Create a draft listing; hosted: provisions the repository and adds the deploy key',
+        summary:
+          'Create a draft listing; hosted: provisions the repository and adds the deploy key; github: checks the App reaches the private repository',
         body: CreateListingRequestSchema,
-        response: { 201: ListingSchema, ...errors('too_many_unpublished') },
+        response: { 201: ListingSchema, ...errors('not_found', 'too_many_unpublished', 'public_repo') },
       }),
       async (request, reply) => {
         const creator = creatorOf(request);
@@ -98,7 +103,13 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           creator,
           body.source === 'hosted'
             ? { source: 'hosted', slug: body.slug, sshPublicKey: body.ssh_public_key, ...fields }
-            : { source: 'github', slug: body.slug, ...fields },
+            : {
+                source: 'github',
+                slug: body.slug,
+                installationId: body.installation_id,
+                repo: githubRepoRef(body),
+                ...fields,
+              },
         );
         reply.code(201);
         return fullView(listing, true);
@@ -251,4 +262,14 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
       },
     );
   };
+}
+
+/** Rail A names its repository by `github_repo_id` or by `repo` (`owner/name`): exactly one. */
+function githubRepoRef(body: { github_repo_id?: number; repo?: string }): RepoRef {
+  if ((body.github_repo_id === undefined) === (body.repo === undefined)) {
+    throw AppError.invalid([
+      { field: 'repo', reason: 'give github_repo_id or repo (owner/name), one of them' },
+    ]);
+  }
+  return body.github_repo_id !== undefined ? { id: body.github_repo_id } : { fullName: body.repo! };
 }

@@ -178,6 +178,29 @@ export const ListingCutSchema = z.object({
   finished_at: z.iso.datetime().nullable(),
 });
 
+/** A release tag that GitHub now points elsewhere (or nowhere); the release keeps its commit. */
+export const TagChangeSchema = z.object({
+  tag: z.string(),
+  released_commit_sha: z.string().meta({ description: 'The commit the release was cut from, and still is' }),
+  commit_sha: z.string().nullable().meta({ description: 'Where the tag points now; null once deleted' }),
+  seen_at: z.iso.datetime(),
+});
+
+export const GitHubSourceSchema = z.object({
+  installation_id: z.number().int(),
+  repo_id: z.number().int(),
+  repo: z.string().meta({ description: 'owner/name on GitHub' }),
+  state: z.enum(['ok', 'unreachable', 'public']).meta({
+    description:
+      '`unreachable`: the App lost access (uninstalled, suspended, repository removed); `public`: the repository was made public. Either way no new release can be cut; what was cut stays on sale and downloadable',
+  }),
+  reason: z.string().nullable(),
+  state_changed_at: z.iso.datetime().nullable(),
+  tag_changes: z.array(TagChangeSchema).optional().meta({
+    description: 'Single-listing answers: released tags moved or deleted on GitHub since, newest first',
+  }),
+});
+
 export const ListingSchema = z
   .object({
     id: z.uuid(),
@@ -201,6 +224,9 @@ export const ListingSchema = z
       description: "The SSH server's host keys; compare with what `ssh` shows on first connection",
     }),
     deploy_key_fingerprint: z.string().nullable().optional(),
+    github: GitHubSourceSchema.optional().meta({
+      description: 'GitHub listings: the repository and whether new releases can be cut from it',
+    }),
     cuts: z.array(ListingCutSchema).optional().meta({
       description:
         'Single-listing answers: versions claimed but not (yet) released, newest first; a failed one says why (a release refused for a limit is not here: it is a failing release with its report)',

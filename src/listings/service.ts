@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import { provisionRepo, repoPath } from '../git/repos.js';
 import { runGit } from '../git/run-git.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
+import { GitHubAccessError, type RepoRef } from '../github/client.js';
 import { lockCreator } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
@@ -12,12 +13,16 @@ import {
   countDrafts,
   findListingById,
   findListingNames,
+  findLiveListingOfGitHubRepo,
   insertDeployKey,
   insertListing,
   type ListingRow,
   listListings,
+  liveGitHubListings,
   lockListing,
   revokeDeployKeys,
+  setGitHubInstallation,
+  setSourceState,
   updateListing,
 } from './store.js';
 
@@ -40,12 +45,14 @@ export interface ListingFields {
 
 export type CreateListingInput =
   | ({ source: 'hosted'; slug: string; sshPublicKey: string } & ListingFields)
-  | ({ source: 'github'; slug: string } & ListingFields);
+  | ({ source: 'github'; slug: string; installationId: number; repo: RepoRef } & ListingFields);
 
 /**
  * Creates a draft listing. Hosted: the bare repository is provisioned and the key added as its
  * deploy key in the same transaction, so a failure leaves no listing without a repository.
- * GitHub (Rail A) is not offered by this server; it is refused after the checks every listing gets.
+ * GitHub (Rail A): the App installation must reach the repository and the repository must be
+ * private; GitHub is asked before the creator's row is locked, and the local mirror the cuts fetch
+ * into is provisioned like a hosted repository (no key can push to it).
  */
 export async function createListing(
   ctx: AppContext,
@@ -53,6 +60,8 @@ export async function createListing(
   input: CreateListingInput,
 ): Promise<Listing> {
   const key = input.source === 'hosted' ? parseDeployKey(input.sshPublicKey) : undefined;
+  const github =
+    input.source === 'github' ? await reachableRepo(ctx, input.installationId, input.repo) : undefined;
   const at = ctx.clock.now();
   return ctx.database.db.transaction(async (tx) => {
     await lockCreator(tx, owner.id);
@@ -61,29 +70,63 @@ export async function createListing(
         message: `At most ${MAX_UNPUBLISHED} unpublished listings per creator; publish or retire a draft first`,
       });
     }
-    if (input.source === 'github') {
-      throw AppError.invalid(
-        [{ field: 'source', reason: 'github (Rail A) is not available on this server; use source "hosted"' }],
-        'GitHub-backed listings are not offered by this server yet; create a hosted listing and push to it over SSH',
-      );
-    }
     const listing = await insertListing(tx, {
       creatorId: owner.id,
       owner: owner.handle,
       slug: input.slug,
-      source: 'hosted',
+      source: input.source,
       priceMicro: input.priceMicro,
       updatePriceMicro: input.updatePriceMicro,
       description: input.description,
       triggerHint: input.triggerHint,
       createdAt: at,
+      ...(github && {
+        githubInstallationId: github.installationId,
+        githubRepoId: github.repo.id,
+        githubRepo: github.repo.fullName,
+      }),
     });
-    if (!listing)
+    if (!listing) {
+      if (github && (await findLiveListingOfGitHubRepo(tx, github.repo.id))) {
+        throw AppError.invalid([
+          {
+            field: 'repo',
+            reason: `${github.repo.fullName} already backs a live listing; one repository, one listing`,
+          },
+        ]);
+      }
       throw AppError.invalid([{ field: 'slug', reason: 'you already have a listing with this slug' }]);
-    await insertDeployKey(tx, { listingId: listing.id, ...key!, createdAt: at });
+    }
+    if (key) await insertDeployKey(tx, { listingId: listing.id, ...key, createdAt: at });
     await provisionRepo(ctx.config, listing.owner, listing.slug);
     return listing;
   });
+}
+
+/** The repository, when the installation reaches it and it is private; the spec's error otherwise. */
+async function reachableRepo(ctx: AppContext, installationId: number, ref: RepoRef) {
+  if (!ctx.github) {
+    throw AppError.invalid(
+      [{ field: 'source', reason: 'github (Rail A) is not configured on this server; use source "hosted"' }],
+      'GitHub-backed listings need a GitHub App, which this server has not configured; create a hosted listing and push to it over SSH',
+    );
+  }
+  const repo = await ctx.github.repo(installationId, ref).catch((error: unknown) => {
+    if (error instanceof GitHubAccessError) return undefined;
+    throw error;
+  });
+  if (!repo) {
+    throw new AppError('not_found', {
+      message:
+        'The GitHub App installation does not reach that repository; install the App on it, or check installation_id',
+    });
+  }
+  if (!repo.private) {
+    throw new AppError('public_repo', {
+      message: `${repo.fullName} is public; only private repositories can be listed`,
+    });
+  }
+  return { installationId, repo };
 }
 
 /** The caller's listing; `404` for unknown ids and other creators' alike, so ids reveal nothing. */
@@ -105,6 +148,46 @@ export async function liveOwnedListing(db: Db, creatorId: string, id: string): P
 export function markPublished(db: Db, id: string, at: Date): Promise<Listing | undefined> {
   return updateListing(db, id, { status: 'published', publishedAt: at }, ['draft']);
 }
+
+export type SourceState = Listing['sourceState'];
+
+/**
+ * Records whether new releases can be cut from the listings' GitHub repository (`ok`, or why not),
+ * and tells every process their documents changed. What was cut stays on sale either way.
+ */
+export async function markSourceState(
+  ctx: AppContext,
+  affected: Listing[],
+  state: SourceState,
+  reason: string | null,
+): Promise<void> {
+  const changed = affected.filter(
+    (listing) => listing.sourceState !== state || listing.sourceStateReason !== reason,
+  );
+  await setSourceState(
+    ctx.database.db,
+    changed.map((listing) => listing.id),
+    state,
+    reason,
+    ctx.clock.now(),
+  );
+  for (const listing of changed) {
+    ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
+    announceListingChanged(listing.owner, listing.slug);
+  }
+}
+
+/** Binds the listings to the installation that now reaches their repository, and marks them reachable. */
+export async function rebindInstallation(ctx: AppContext, affected: Listing[], installationId: number) {
+  await setGitHubInstallation(
+    ctx.database.db,
+    affected.map((listing) => listing.id),
+    installationId,
+  );
+  await markSourceState(ctx, affected, 'ok', null);
+}
+
+export { liveGitHubListings };
 
 export function retiredError(): AppError {
   return new AppError('retired', { message: 'This listing is retired; it can no longer be changed or sold' });

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, lt, ne, or } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { deployKeys, listings } from '../db/schema/index.js';
 
@@ -45,6 +45,52 @@ export async function findListingByOwnerSlug(
     .from(listings)
     .where(and(eq(listings.owner, owner), eq(listings.slug, slug)));
   return row;
+}
+
+/** The listing (not retired) a GitHub repository backs, if any. */
+export async function findLiveListingOfGitHubRepo(db: Db, repoId: number): Promise<ListingRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(listings)
+    .where(and(eq(listings.githubRepoId, repoId), ne(listings.status, 'retired')));
+  return row;
+}
+
+/** Listings not retired behind a GitHub repository, or behind any repository of an installation. */
+export function liveGitHubListings(
+  db: Db,
+  where: { repoId: number } | { installationId: number },
+): Promise<ListingRow[]> {
+  return db
+    .select()
+    .from(listings)
+    .where(
+      and(
+        'repoId' in where
+          ? eq(listings.githubRepoId, where.repoId)
+          : eq(listings.githubInstallationId, where.installationId),
+        ne(listings.status, 'retired'),
+      ),
+    );
+}
+
+export async function setGitHubInstallation(db: Db, ids: string[], installationId: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.update(listings).set({ githubInstallationId: installationId }).where(inArray(listings.id, ids));
+}
+
+export async function setSourceState(
+  db: Db,
+  ids: string[],
+  state: ListingRow['sourceState'],
+  reason: string | null,
+  at: Date,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .update(listings)
+    .set({ sourceState: state, sourceStateReason: reason, sourceStateAt: at })
+    .where(inArray(listings.id, ids));
 }
 
 export async function countDrafts(db: Db, creatorId: string): Promise<number> {

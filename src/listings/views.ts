@@ -3,11 +3,18 @@ import type { Config } from '../config.js';
 import type { HostKey } from '../git/host-keys.js';
 import { DEFAULT_BRANCH, remoteUrl } from '../git/repos.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import type { ListingCutSchema, ListingReleaseSchema, ListingSchema, ReleaseSchema } from './schemas.js';
+import type {
+  ListingCutSchema,
+  ListingReleaseSchema,
+  ListingSchema,
+  ReleaseSchema,
+  TagChangeSchema,
+} from './schemas.js';
 import type { Listing } from './service.js';
 
 export type ListingBody = z.infer<typeof ListingSchema>;
 export type ListingCut = z.infer<typeof ListingCutSchema>;
+export type TagChange = z.infer<typeof TagChangeSchema>;
 
 /** A release as a listing shows it; releases/ supplies it (`ListingReleases` in routes.ts). */
 export interface ShownRelease {
@@ -33,6 +40,8 @@ export interface ListingViewInput extends ReleaseHeads {
   deployKeyFingerprint?: string | null;
   /** Single-listing answers: claimed versions without a release. */
   cuts?: ListingCut[];
+  /** Single-listing answers of a GitHub listing: its released tags moved since. */
+  tagChanges?: TagChange[];
 }
 
 function listingRelease(
@@ -79,6 +88,16 @@ export function listingBody(config: Config, input: ListingViewInput): ListingBod
     body.default_branch = DEFAULT_BRANCH;
     body.host_key_fingerprints = input.hostKeys.map((key) => ({ type: key.type, sha256: key.sha256 }));
     if (input.deployKeyFingerprint !== undefined) body.deploy_key_fingerprint = input.deployKeyFingerprint;
+  } else {
+    body.github = {
+      installation_id: listing.githubInstallationId!,
+      repo_id: listing.githubRepoId!,
+      repo: listing.githubRepo!,
+      state: listing.sourceState,
+      reason: listing.sourceStateReason,
+      state_changed_at: listing.sourceStateAt?.toISOString() ?? null,
+    };
+    if (input.tagChanges) body.github.tag_changes = input.tagChanges;
   }
   return body;
 }

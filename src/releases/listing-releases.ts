@@ -3,7 +3,7 @@ import type { ListingReleases } from '../listings/routes.js';
 import type { ShownRelease } from '../listings/views.js';
 import { publishOwnListing } from './publish.js';
 import { headReleases, unfinishedCuts } from './service.js';
-import type { ReleaseRow } from './store.js';
+import { type ReleaseRow, tagChangesOf } from './store.js';
 import { releaseBody } from './views.js';
 
 /** What the listing routes show of a listing's releases, and publishing, which the verdicts decide. */
@@ -26,6 +26,14 @@ export function listingReleases(ctx: AppContext): ListingReleases {
         failure_reason: cut.failureReason,
         requested_at: cut.requestedAt.toISOString(),
         finished_at: cut.finishedAt?.toISOString() ?? null,
+      }));
+    },
+    async tagChanges(listingId) {
+      return (await tagChangesOf(db, listingId)).map((change) => ({
+        tag: change.tag,
+        released_commit_sha: change.releasedCommitSha,
+        commit_sha: change.commitSha,
+        seen_at: change.seenAt.toISOString(),
       }));
     },
     publish: (creatorId, listingId) => publishOwnListing(ctx, creatorId, listingId),

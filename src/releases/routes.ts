@@ -5,6 +5,7 @@ import { ListingIdParamsSchema } from '../listings/schemas.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { syncListing } from './cut/sync.js';
+import { handleGitHubDelivery } from './github-webhooks.js';
 import { OwnerSlugParamsSchema, ReleaseLogSchema, SyncRequestSchema, SyncResponseSchema } from './schemas.js';
 import { releaseLog } from './service.js';
 
@@ -33,6 +34,7 @@ export function releaseRoutes(ctx: AppContext) {
               'version_exists',
               'retired',
               'repo_too_large',
+              'public_repo',
               'rate_limited',
             ),
           },
@@ -87,6 +89,52 @@ export function releaseRoutes(ctx: AppContext) {
           releases: page.releases,
           next_cursor: page.nextCursor,
         };
+      },
+    );
+
+    await app.register(githubWebhookRoute(ctx));
+  };
+}
+
+/** Largest delivery read: tag events carry no commits; GitHub's own cap is 25 MB. */
+const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * `POST /api/github/webhooks`, the GitHub App's webhook URL. Its own plugin, so that only here a
+ * JSON body is kept as the exact bytes GitHub signed.
+ */
+function githubWebhookRoute(ctx: AppContext) {
+  return async (app: App) => {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+      done(null, body);
+    });
+    app.post(
+      '/github/webhooks',
+      {
+        config: rateLimitConfig(ctx.config, 'public'),
+        bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+        schema: {
+          tags: ['internal'],
+          summary: 'GitHub App webhook deliveries (signed with the App’s webhook secret)',
+          headers: z.object({
+            'x-github-event': z.string().max(100).optional(),
+            'x-github-delivery': z.string().max(100).optional(),
+            'x-hub-signature-256': z.string().max(200).optional(),
+          }),
+          response: {
+            200: z.object({ handled: z.boolean(), duplicate: z.boolean().optional() }),
+            ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
+          },
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return handleGitHubDelivery(ctx, {
+          event: request.headers['x-github-event'],
+          deliveryId: request.headers['x-github-delivery'],
+          signature: request.headers['x-hub-signature-256'],
+          body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        });
       },
     );
   };

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gte, inArray, isNotNull, lt, ne, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { listings, releaseCuts, releases } from '../db/schema/index.js';
+import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
 import type { Version } from './versions.js';
 
 export type ReleaseRow = typeof releases.$inferSelect;
@@ -172,12 +172,13 @@ export async function findCut(db: Db, id: string): Promise<ReleaseCutRow | undef
 }
 
 /** Versions of the listing already claimed by a cut. */
-export async function cutVersions(db: Db, listingId: string): Promise<Set<string>> {
+/** The versions claimed by a cut of the listing, each with the commit it was claimed at. */
+export async function cutVersions(db: Db, listingId: string): Promise<Map<string, string>> {
   const rows = await db
-    .select({ version: releaseCuts.version })
+    .select({ version: releaseCuts.version, commitSha: releaseCuts.commitSha })
     .from(releaseCuts)
     .where(eq(releaseCuts.listingId, listingId));
-  return new Set(rows.map((row) => row.version));
+  return new Map(rows.map((row) => [row.version, row.commitSha]));
 }
 
 /**
@@ -263,4 +264,29 @@ export async function releasesBelow(db: Db, listingId: string, version: Version)
       ),
     )
     .orderBy(releases.major, releases.minor, releases.patch);
+}
+
+/** Records a webhook delivery as handled; false when it was already (a redelivery). */
+export async function recordDelivery(db: Db, row: typeof githubDeliveries.$inferInsert): Promise<boolean> {
+  const inserted = await db.insert(githubDeliveries).values(row).onConflictDoNothing().returning();
+  return inserted.length > 0;
+}
+
+/** Lets a delivery be handled again (its handling failed; GitHub's redelivery retries it). */
+export async function forgetDelivery(db: Db, deliveryId: string): Promise<void> {
+  await db.delete(githubDeliveries).where(eq(githubDeliveries.deliveryId, deliveryId));
+}
+
+/** Records that a released tag moved or was deleted; false when this change was recorded already. */
+export async function recordTagChange(db: Db, row: typeof tagChanges.$inferInsert): Promise<boolean> {
+  const inserted = await db.insert(tagChanges).values(row).onConflictDoNothing().returning();
+  return inserted.length > 0;
+}
+
+export function tagChangesOf(db: Db, listingId: string) {
+  return db
+    .select()
+    .from(tagChanges)
+    .where(eq(tagChanges.listingId, listingId))
+    .orderBy(desc(tagChanges.seenAt));
 }

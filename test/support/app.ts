@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { DestinationStream } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { App, AppContext } from '../../src/context.js';
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   onDisk?: boolean;
   /** Open the payment rail before the app is built (payment tests); otherwise on first use. */
   openPayments?: boolean;
+  /** Receives every log line (set LOG_LEVEL in `env` to see more than nothing). */
+  logDestination?: DestinationStream;
 }
 
 /** The real application on a database of its own, with a manual clock and quiet logs. */
@@ -62,6 +65,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     jobs: options.jobs ? 'workers' : 'none',
     jobSpecs: Array.isArray(options.jobs) ? options.jobs : undefined,
     openPayments: options.openPayments ?? false,
+    logDestination: options.logDestination,
   });
   const app = await buildApp(ctx);
   await options.extend?.(app, ctx);

@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  unique,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { at, micro } from './columns.js';
 import { creators } from './identity.js';
 
@@ -30,10 +41,69 @@ export const listings = pgTable(
     createdAt: at('created_at').notNull(),
     publishedAt: at('published_at'),
     retiredAt: at('retired_at'),
+    /** Rail A: the App installation that reaches the repository, and the repository's GitHub id. */
+    githubInstallationId: bigint('github_installation_id', { mode: 'number' }),
+    githubRepoId: bigint('github_repo_id', { mode: 'number' }),
+    /** `owner/name` on GitHub as last seen (a repository can be renamed; its id stays). */
+    githubRepo: text('github_repo'),
+    /**
+     * Whether new releases can be cut from the source: `unreachable` once the App lost access
+     * (uninstalled, suspended, repository removed), `public` once the repository was made public.
+     * What was cut stays on sale and downloadable either way.
+     */
+    sourceState: text('source_state', { enum: ['ok', 'unreachable', 'public'] })
+      .notNull()
+      .default('ok'),
+    sourceStateReason: text('source_state_reason'),
+    sourceStateAt: at('source_state_at'),
   },
   (table) => [
     uniqueIndex('listings_owner_slug').on(table.owner, table.slug),
     index('listings_creator_created').on(table.creatorId, table.createdAt, table.id),
+    // One repository backs at most one live listing.
+    uniqueIndex('listings_github_repo_live')
+      .on(table.githubRepoId)
+      .where(sql`${table.githubRepoId} is not null and ${table.status} <> 'retired'`),
+    index('listings_github_installation').on(table.githubInstallationId),
+    check(
+      'listings_github_source',
+      sql`(${table.source} = 'github') = (${table.githubRepoId} is not null and ${table.githubInstallationId} is not null)`,
+    ),
+  ],
+);
+
+/**
+ * GitHub webhook deliveries already handled, by `X-GitHub-Delivery`: a redelivery is answered
+ * without being handled again.
+ */
+export const githubDeliveries = pgTable('github_deliveries', {
+  deliveryId: text('delivery_id').primaryKey(),
+  event: text('event').notNull(),
+  receivedAt: at('received_at').notNull(),
+});
+
+/**
+ * A release tag moved or deleted on GitHub after its release was cut. Nothing is re-cut (what
+ * was sold stays what it was); the creator is shown the change.
+ */
+export const tagChanges = pgTable(
+  'tag_changes',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    listingId: uuid('listing_id')
+      .notNull()
+      .references(() => listings.id),
+    tag: text('tag').notNull(),
+    /** The commit the release was cut from. */
+    releasedCommitSha: text('released_commit_sha').notNull(),
+    /** Where the tag points now; null once deleted. */
+    commitSha: text('commit_sha'),
+    seenAt: at('seen_at').notNull(),
+  },
+  (table) => [
+    unique('tag_changes_listing_tag_commit')
+      .on(table.listingId, table.tag, table.commitSha)
+      .nullsNotDistinct(),
   ],
 );
 

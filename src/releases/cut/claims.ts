@@ -37,9 +37,13 @@ async function sendCutJob(ctx: AppContext, cutId: string): Promise<void> {
 }
 
 /** Release tags (`vX.Y.Z` pointing at a commit) not yet claimed by a cut, oldest version first. */
-export async function uncutTags(ctx: AppContext, listing: Listing, gitDir: string) {
+export async function uncutTags(
+  ctx: AppContext,
+  listing: Listing,
+  tags: Array<{ name: string; commit: string }>,
+) {
   const claimed = await cutVersions(ctx.database.db, listing.id);
-  return (await listTags(gitDir))
+  return tags
     .map((tag) => ({ ...tag, version: versionOfTag(tag.name) }))
     .filter(
       (tag): tag is typeof tag & { version: string } =>
@@ -55,7 +59,7 @@ export async function uncutTags(ctx: AppContext, listing: Listing, gitDir: strin
  */
 export async function cutPushedTags(ctx: AppContext, listing: Listing, gitDir: string): Promise<string[]> {
   const lines: string[] = [];
-  for (const tag of await uncutTags(ctx, listing, gitDir)) {
+  for (const tag of await uncutTags(ctx, listing, await listTags(gitDir))) {
     try {
       const row = await requestCut(ctx, listing, {
         version: tag.version,

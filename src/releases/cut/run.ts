@@ -2,13 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../../context.js';
-import { annotatedTagMessage, commitSubjects } from '../../git/refs.js';
+import { annotatedTagMessage, commitSubjects, resolveCommit } from '../../git/refs.js';
 import { repoPath } from '../../git/repos.js';
 import { lockCreator } from '../../identity/creators.js';
 import { type Listing, listingById } from '../../listings/service.js';
-import type { AppError } from '../../platform/errors.js';
+import { type AppError, isAppError } from '../../platform/errors.js';
 import { announceListingChanged } from '../../platform/listing-events.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
+import { hostingMeta } from '../hosting.js';
 import {
   findCut,
   findRelease,
@@ -25,6 +26,7 @@ import { compareVersions, parseVersion } from '../versions.js';
 import { buildArtifact } from './artifact.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
+import { fetchCutCommit } from './sources.js';
 
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
@@ -74,6 +76,12 @@ export async function runCut(
       });
     }
   } catch (error) {
+    if (isSourceRefusal(error)) {
+      // The source itself refuses (GitHub access gone, repository made public): retrying cannot
+      // help until the creator acts, and the listing already says why.
+      await finishCut(db, cut.id, 'failed', ctx.clock.now(), `${error.code}: ${error.message}`);
+      return;
+    }
     if (!options.finalAttempt) throw error;
     ctx.log.error({ err: error, cutId, version: cut.version }, 'release cut failed for good');
     await finishCut(
@@ -100,6 +108,8 @@ async function snapshot(
   const previous = await previousCut(ctx, cut);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'repo402-cut-'));
   try {
+    // A GitHub listing's commit is fetched now (its size checked through the API first).
+    await fetchCutCommit(ctx, listing, cut);
     // Before any git command that reads the whole tree: a tree bomb stops here.
     await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
     const zip = path.join(tmp, 'artifact.zip');
@@ -198,6 +208,8 @@ async function changelogFor(
   cut: ReleaseCutRow,
   previous: ReleaseCutRow | undefined,
 ): Promise<string> {
+  // A GitHub tree refused before it was fetched is not here: its log entry has no changelog.
+  if (!(await resolveCommit(gitDir, cut.commitSha))) return '';
   const message =
     (await annotatedTagMessage(gitDir, cut.tag)) ||
     (await commitSubjects(gitDir, cut.commitSha, previous?.commitSha))
@@ -219,11 +231,13 @@ async function inspect(
     listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
     version: release.version,
     publishedAt: release.publishedAt,
-    previous: previous.map((row) => ({
+    // A GitHub release refused before its commit was fetched has no tree to compare with.
+    previous: (await presentCommits(gitDir, previous)).map((row) => ({
       version: row.version,
       commitSha: row.commitSha,
       publishedAt: row.publishedAt,
     })),
+    hosting: await hostingMeta(ctx, listing),
     treeLimits: treeLimits(ctx.config),
   });
   let sbomKey: string | null = null;
@@ -242,4 +256,13 @@ async function inspect(
   });
   // A new passing release changes what the listing's public documents show.
   if (recorded) announceListingChanged(listing.owner, listing.slug);
+}
+
+async function presentCommits<T extends { commitSha: string }>(gitDir: string, rows: T[]): Promise<T[]> {
+  const present = await Promise.all(rows.map((row) => resolveCommit(gitDir, row.commitSha)));
+  return rows.filter((_, index) => present[index] !== undefined);
+}
+
+function isSourceRefusal(error: unknown): error is AppError {
+  return isAppError(error) && (error.code === 'public_repo' || error.code === 'not_found');
 }

@@ -1,12 +1,11 @@
 import type { AppContext } from '../../context.js';
-import { createTagIfAbsent, listTags, resolveCommit, tagNamed } from '../../git/refs.js';
-import { repoPath } from '../../git/repos.js';
-import { liveOwnedListing } from '../../listings/service.js';
+import { type Listing, liveOwnedListing } from '../../listings/service.js';
 import { AppError } from '../../platform/errors.js';
 import { cutVersions, type ReleaseCutRow } from '../store.js';
 import { parseVersion, tagOf, versionOfTag } from '../versions.js';
 import { requestCut, uncutTags } from './claims.js';
-import { assertClaimAllowed, assertWithinLimits } from './limits.js';
+import { assertClaimAllowed } from './limits.js';
+import { type CutSource, cutSource } from './sources.js';
 
 export interface SyncInput {
   ref?: string;
@@ -34,20 +33,15 @@ export async function syncListing(
   input: SyncInput,
 ): Promise<{ cut: ReleaseCutRow; owner: string; slug: string }> {
   const listing = await liveOwnedListing(ctx.database.db, creatorId, listingId);
-  if (listing.source !== 'hosted') {
-    throw AppError.invalid([
-      { field: 'source', reason: 'only hosted listings can be synced on this server' },
-    ]);
-  }
-  const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
-  const target = await resolveTarget(ctx, listing, gitDir, input);
+  const source = await cutSource(ctx, listing);
+  const target = await resolveTarget(ctx, listing, source, input);
   if ((await cutVersions(ctx.database.db, listing.id)).has(target.version))
     throw versionExists(target.version);
   // Checked again, under the creator's lock, when the version is claimed: this spares the walk and
   // the tag of a sync that would be refused.
   await assertClaimAllowed(ctx.database.db, ctx.config, listing, ctx.clock.now());
-  await assertWithinLimits(ctx.config, gitDir, target.commit);
-  if (!target.tagExists && !(await createTagIfAbsent(gitDir, tagOf(target.version), target.commit))) {
+  await source.assertWithinLimits(target.commit);
+  if (!target.tagExists && !(await source.createTag(tagOf(target.version), target.commit))) {
     // Someone pushed that tag meanwhile: it is theirs to cut.
     throw versionExists(target.version);
   }
@@ -69,18 +63,19 @@ interface Target {
 
 async function resolveTarget(
   ctx: AppContext,
-  listing: Awaited<ReturnType<typeof liveOwnedListing>>,
-  gitDir: string,
+  listing: Listing,
+  source: CutSource,
   input: SyncInput,
 ): Promise<Target> {
   if (input.version !== undefined && !parseVersion(input.version)) {
     throw AppError.invalid([{ field: 'version', reason: 'expected X.Y.Z, for example 1.2.0' }]);
   }
   if (input.ref === undefined && input.version === undefined) {
-    const pending = await uncutTags(ctx, listing, gitDir);
+    const tags = await source.tags();
+    const pending = await uncutTags(ctx, listing, tags);
     const newest = pending.at(-1);
     if (newest) return { version: newest.version, commit: newest.commit, tagExists: true };
-    const anyTag = (await listTags(gitDir)).some((tag) => versionOfTag(tag.name));
+    const anyTag = tags.some((tag) => versionOfTag(tag.name));
     if (anyTag) {
       throw new AppError('version_exists', {
         message: 'Every vX.Y.Z tag is cut already; push a new tag, or give ref and version',
@@ -92,7 +87,7 @@ async function resolveTarget(
     );
   }
   if (input.ref === undefined) {
-    const tag = await tagNamed(gitDir, tagOf(input.version!));
+    const tag = (await source.tags()).find((candidate) => candidate.name === tagOf(input.version!));
     if (!tag) {
       throw AppError.invalid([
         { field: 'version', reason: `no tag ${tagOf(input.version!)}; give the ref to cut as well` },
@@ -100,9 +95,9 @@ async function resolveTarget(
     }
     return { version: input.version!, commit: tag.commit, tagExists: true };
   }
-  const commit = await resolveCommit(gitDir, input.ref);
+  const commit = await source.resolveCommit(input.ref);
   if (!commit) throw AppError.invalid([{ field: 'ref', reason: 'no branch, tag or commit by that name' }]);
-  const releaseTags = (await listTags(gitDir))
+  const releaseTags = (await source.tags())
     .map((tag) => ({ ...tag, version: versionOfTag(tag.name) }))
     .filter((tag) => tag.version !== undefined);
   const named = releaseTags.find((tag) => tag.name === input.ref || `refs/tags/${tag.name}` === input.ref);

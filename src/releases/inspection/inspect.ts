@@ -92,7 +92,12 @@ export async function inspectRelease(
   });
 
   return {
-    computed: { ...tree.computed, originality },
+    computed: {
+      ...tree.computed,
+      originality,
+      repo_meta: input.hosting?.repoMeta ?? null,
+      owner: input.hosting?.owner ?? null,
+    },
     scan,
     verdict: scan.verdict,
     analyzerVersion: ANALYZER_VERSION,

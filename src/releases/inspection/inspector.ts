@@ -1,4 +1,11 @@
 import type { TreeLimits } from '../../git/tree.js';
+import type { OwnerMeta, RepoMeta } from '../../github/client.js';
+
+/** SPEC.md `computed.repo_meta` and `computed.owner`; a field with no source is null, never invented. */
+export interface HostingMeta {
+  repoMeta: { [K in keyof RepoMeta]: RepoMeta[K] | null };
+  owner: { [K in keyof OwnerMeta]: OwnerMeta[K] | null };
+}
 
 /**
  * The seam between the release cut and analysis/scanning. The cut snapshots a commit and records
@@ -18,6 +25,8 @@ export interface InspectionInput {
   previous: Array<{ version: string; commitSha: string; publishedAt: Date }>;
   /** The configured tree limits (the defaults when omitted). */
   treeLimits?: TreeLimits;
+  /** `computed.repo_meta` and `computed.owner` (null when omitted). */
+  hosting?: HostingMeta;
 }
 
 export interface InspectionResult {

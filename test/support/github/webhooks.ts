@@ -13,6 +13,9 @@ export interface Delivery {
   status: number;
   body: string;
   deliveryId: string;
+  /** What was sent, so a test can redeliver it. */
+  event: string;
+  payload: unknown;
 }
 
 export interface Hook {
@@ -71,5 +74,5 @@ export async function deliver(
     },
     body,
   });
-  return { status: response.status, body: await response.text(), deliveryId };
+  return { status: response.status, body: await response.text(), deliveryId, event, payload };
 }

@@ -1,0 +1,279 @@
+import { App } from '@octokit/app';
+import { Octokit } from '@octokit/rest';
+import type { FastifyBaseLogger } from 'fastify';
+import type { GitHubAppConfig } from '../config.js';
+
+/**
+ * The GitHub App, as the rail uses it: installation tokens (cached by `@octokit/auth-app` in
+ * memory, never written anywhere) and the few REST reads a listing needs. Every call names the
+ * installation, so one creator's installation never reads another's repositories.
+ *
+ * A call the installation can no longer make (uninstalled, suspended, token refused) throws
+ * `GitHubAccessError`; a repository or ref it cannot see is `undefined`, as GitHub answers 404 for
+ * both "missing" and "not yours".
+ */
+
+/** SPEC.md `computed.repo_meta`, as GitHub describes the repository. */
+export interface RepoMeta {
+  repo_id: number;
+  name: string;
+  full_name: string;
+  description: string | null;
+  homepage: string | null;
+  topics: string[];
+  language: string | null;
+  default_branch: string;
+  size_kb: number;
+  created_at: string | null;
+  pushed_at: string | null;
+  licence_spdx: string | null;
+  open_issues: number;
+  stars: number;
+  forks: number;
+  watchers: number;
+  archived: boolean;
+  private: boolean;
+  html_url: string;
+}
+
+/** SPEC.md `computed.owner`, as GitHub describes the account that owns the repository. */
+export interface OwnerMeta {
+  login: string;
+  name: string | null;
+  avatar_url: string | null;
+  bio: string | null;
+  blog: string | null;
+  company: string | null;
+  location: string | null;
+  twitter_username: string | null;
+  followers: number | null;
+  public_repos: number | null;
+  created_at: string | null;
+  html_url: string | null;
+}
+
+export interface GitHubRepo {
+  id: number;
+  fullName: string;
+  ownerLogin: string;
+  private: boolean;
+  cloneUrl: string;
+  meta: RepoMeta;
+}
+
+export interface TreeSize {
+  files: number;
+  bytes: number;
+  /** Deepest path, in directories (`a/b/c.txt` is 2). */
+  depth: number;
+  /** GitHub stopped listing: the tree is larger than any limit of ours. */
+  truncated: boolean;
+}
+
+export type RepoRef = { id: number } | { fullName: string };
+
+/** The installation cannot make the call at all: access to the source is gone. */
+export class GitHubAccessError extends Error {
+  constructor(
+    readonly installationId: number,
+    readonly status: number,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'GitHubAccessError';
+  }
+}
+
+/** A fresh token is taken when the cached one has less than this left: a fetch must not outlive it. */
+const TOKEN_MIN_LIFETIME_MS = 10 * 60 * 1000;
+
+export class GitHubClient {
+  private readonly app: App;
+
+  constructor(
+    readonly config: GitHubAppConfig,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.app = new App({
+      appId: config.appId,
+      privateKey: config.privateKey,
+      Octokit: Octokit.defaults({ baseUrl: config.apiUrl, userAgent: 'repo402' }),
+    });
+  }
+
+  /** The installation's token, for git over HTTPS; never log it or put it in a URL or argv. */
+  async token(installationId: number): Promise<string> {
+    return this.call(installationId, async () => {
+      const auth = (refresh: boolean) =>
+        this.app.octokit.auth({ type: 'installation', installationId, refresh }) as Promise<{
+          token: string;
+          expiresAt: string;
+        }>;
+      const cached = await auth(false);
+      if (Date.parse(cached.expiresAt) - Date.now() > TOKEN_MIN_LIFETIME_MS) return cached.token;
+      return (await auth(true)).token;
+    });
+  }
+
+  async repo(installationId: number, ref: RepoRef): Promise<GitHubRepo | undefined> {
+    const data = await this.read(installationId, (octokit) =>
+      'id' in ref
+        ? octokit.request('GET /repositories/{repository_id}', { repository_id: ref.id })
+        : octokit.rest.repos.get({ owner: ref.fullName.split('/')[0]!, repo: ref.fullName.split('/')[1]! }),
+    );
+    if (!data) return undefined;
+    return {
+      id: data.id,
+      fullName: data.full_name,
+      ownerLogin: data.owner.login,
+      private: data.private,
+      cloneUrl: data.clone_url,
+      meta: {
+        repo_id: data.id,
+        name: data.name,
+        full_name: data.full_name,
+        description: data.description ?? null,
+        homepage: data.homepage ?? null,
+        topics: data.topics ?? [],
+        language: data.language ?? null,
+        default_branch: data.default_branch,
+        size_kb: data.size,
+        created_at: data.created_at ?? null,
+        pushed_at: data.pushed_at ?? null,
+        licence_spdx: data.license?.spdx_id ?? null,
+        open_issues: data.open_issues_count,
+        stars: data.stargazers_count,
+        forks: data.forks_count,
+        watchers: data.subscribers_count ?? data.watchers_count,
+        archived: data.archived,
+        private: data.private,
+        html_url: data.html_url,
+      },
+    };
+  }
+
+  /** Every tag of the repository with the commit it points at (annotated tags peeled). */
+  async tags(installationId: number, repo: GitHubRepo): Promise<Array<{ name: string; commit: string }>> {
+    const [owner, name] = repo.fullName.split('/') as [string, string];
+    const octokit = await this.installationOctokit(installationId);
+    const tags = await this.call(installationId, () =>
+      octokit.paginate('GET /repos/{owner}/{repo}/tags', { owner, repo: name, per_page: 100 }),
+    );
+    return tags.map((tag) => ({ name: tag.name, commit: tag.commit.sha }));
+  }
+
+  /** The commit a branch, tag or SHA names, with its tree; undefined when it names none. */
+  async commit(
+    installationId: number,
+    repo: GitHubRepo,
+    ref: string,
+  ): Promise<{ sha: string; treeSha: string } | undefined> {
+    const [owner, name] = repo.fullName.split('/') as [string, string];
+    const data = await this.read(installationId, (octokit) =>
+      octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo: name, ref }),
+    );
+    return data ? { sha: data.sha, treeSha: data.commit.tree.sha } : undefined;
+  }
+
+  /** Files, bytes and depth of a tree, read from GitHub before anything is fetched. */
+  async treeSize(installationId: number, repo: GitHubRepo, treeSha: string): Promise<TreeSize> {
+    const [owner, name] = repo.fullName.split('/') as [string, string];
+    const data = await this.read(installationId, (octokit) =>
+      octokit.rest.git.getTree({ owner, repo: name, tree_sha: treeSha, recursive: 'true' }),
+    );
+    if (!data) throw new Error(`GitHub has no tree ${treeSha} in ${repo.fullName}`);
+    let files = 0;
+    let bytes = 0;
+    let depth = 0;
+    for (const entry of data.tree) {
+      depth = Math.max(depth, (entry.path ?? '').split('/').length - 1);
+      if (entry.type !== 'blob') continue;
+      files++;
+      bytes += entry.size ?? 0;
+    }
+    return { files, bytes, depth, truncated: data.truncated };
+  }
+
+  /** The owning account's public profile; fields GitHub leaves out are null. */
+  async owner(installationId: number, login: string): Promise<OwnerMeta | undefined> {
+    const data = await this.read(installationId, (octokit) =>
+      octokit.rest.users.getByUsername({ username: login }),
+    );
+    if (!data) return undefined;
+    const field = (key: string) => ((data as Record<string, unknown>)[key] ?? null) as never;
+    return {
+      login: data.login,
+      name: field('name'),
+      avatar_url: field('avatar_url'),
+      bio: field('bio'),
+      blog: field('blog'),
+      company: field('company'),
+      location: field('location'),
+      twitter_username: field('twitter_username'),
+      followers: field('followers'),
+      public_repos: field('public_repos'),
+      created_at: field('created_at'),
+      html_url: field('html_url'),
+    };
+  }
+
+  /** A read through the installation: its data, or undefined when GitHub answers 404 or 422. */
+  private async read<T>(
+    installationId: number,
+    request: (octokit: Octokit) => Promise<{ data: T }>,
+  ): Promise<T | undefined> {
+    const octokit = await this.installationOctokit(installationId);
+    return this.call(installationId, async () => {
+      try {
+        return (await request(octokit)).data;
+      } catch (error) {
+        const status = statusOf(error);
+        if (status === 404 || status === 422) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * An Octokit acting as the installation. Its token is taken first, on its own: octokit takes it
+   * lazily on the first request, where a 404 for an uninstalled App would read as a missing repo.
+   */
+  private async installationOctokit(installationId: number): Promise<Octokit> {
+    await this.token(installationId);
+    return this.call(
+      installationId,
+      async () => (await this.app.getInstallationOctokit(installationId)) as unknown as Octokit,
+    );
+  }
+
+  /**
+   * Runs a call for an installation; a refusal of the installation itself becomes
+   * `GitHubAccessError`. Only the status and GitHub's message are logged: octokit errors carry the
+   * request, and the request carries credentials.
+   */
+  private async call<T>(installationId: number, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === undefined) throw error;
+      const message = error instanceof Error ? error.message.slice(0, 300) : 'request failed';
+      this.log.warn({ installationId, status, github: message }, 'GitHub refused a call of the installation');
+      if (status === 401 || status === 403 || status === 404) {
+        throw new GitHubAccessError(installationId, status, accessReason(status));
+      }
+      throw new Error(`GitHub answered ${status}: ${message}`);
+    }
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+function accessReason(status: number): string {
+  if (status === 403) return 'the GitHub App installation is suspended or lacks the permission';
+  if (status === 404) return 'the GitHub App is not installed (or was uninstalled)';
+  return 'GitHub refused the App installation';
+}

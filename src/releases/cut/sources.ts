@@ -1,0 +1,139 @@
+import type { AppContext } from '../../context.js';
+import { createTagIfAbsent, listTags, resolveCommit } from '../../git/refs.js';
+import { repoPath } from '../../git/repos.js';
+import { treeTooLarge } from '../../git/tree.js';
+import { GitHubAccessError, type GitHubClient, type GitHubRepo } from '../../github/client.js';
+import { fetchTaggedCommit } from '../../github/fetch.js';
+import { type Listing, markSourceState } from '../../listings/service.js';
+import { AppError } from '../../platform/errors.js';
+import { assertWithinLimits, treeLimits } from './limits.js';
+
+/**
+ * Where a listing's releases come from. The cut itself always reads the listing's local
+ * repository; a source answers what sync and a tag event need to know before a version is claimed
+ * (its tags, what a ref names, whether a tree is within the limits) and, for GitHub, brings the
+ * claimed commit into the local mirror when the cut runs.
+ */
+export interface CutSource {
+  /** Every tag with the commit it names (annotated tags peeled). */
+  tags(): Promise<Array<{ name: string; commit: string }>>;
+  resolveCommit(ref: string): Promise<string | undefined>;
+  /** `413 repo_too_large` when the commit's tree passes a limit, decided before anything is fetched. */
+  assertWithinLimits(commit: string): Promise<void>;
+  /** Makes `tag` name `commit` where this source keeps release tags; false when it names another. */
+  createTag(tag: string, commit: string): Promise<boolean>;
+}
+
+export async function cutSource(ctx: AppContext, listing: Listing): Promise<CutSource> {
+  return listing.source === 'github'
+    ? githubSource(ctx, listing, await reachableSource(ctx, listing))
+    : hostedSource(ctx, listing);
+}
+
+function hostedSource(ctx: AppContext, listing: Listing): CutSource {
+  const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
+  return {
+    tags: () => listTags(gitDir),
+    resolveCommit: (ref) => resolveCommit(gitDir, ref),
+    assertWithinLimits: (commit) => assertWithinLimits(ctx.config, gitDir, commit),
+    createTag: (tag, commit) => createTagIfAbsent(gitDir, tag, commit),
+  };
+}
+
+function githubSource(
+  ctx: AppContext,
+  listing: Listing,
+  { client, repo }: { client: GitHubClient; repo: GitHubRepo },
+): CutSource {
+  const installationId = listing.githubInstallationId!;
+  return {
+    tags: () => client.tags(installationId, repo),
+    resolveCommit: async (ref) => (await client.commit(installationId, repo, ref))?.sha,
+    async assertWithinLimits(commit) {
+      const found = await client.commit(installationId, repo, commit);
+      if (!found) throw new Error(`GitHub has no commit ${commit} in ${repo.fullName}`);
+      const size = await client.treeSize(installationId, repo, found.treeSha);
+      const limits = treeLimits(ctx.config);
+      const over = size.truncated
+        ? 'files'
+        : size.files > limits.maxFiles
+          ? 'files'
+          : size.bytes > limits.maxBytes
+            ? 'bytes'
+            : size.depth > limits.maxDepth
+              ? 'depth'
+              : undefined;
+      if (over) throw treeTooLarge(commit, limits, over);
+    },
+    // GitHub's tags are the creator's; the version's tag is written in the local mirror when the
+    // commit is fetched (`fetchCutCommit`), so the release log and the changelog read it there.
+    createTag: async () => true,
+  };
+}
+
+/**
+ * Brings the cut's commit into the listing's local repository: nothing to do for a hosted
+ * listing (it was pushed); a shallow fetch from GitHub with a fresh installation token otherwise,
+ * after checking again that the repository is reachable, private and within the limits.
+ */
+export async function fetchCutCommit(
+  ctx: AppContext,
+  listing: Listing,
+  cut: { commitSha: string; tag: string },
+): Promise<void> {
+  if (listing.source !== 'github') return;
+  const reached = await reachableSource(ctx, listing);
+  await githubSource(ctx, listing, reached).assertWithinLimits(cut.commitSha);
+  const { client, repo } = reached;
+  await fetchTaggedCommit(
+    client.config,
+    repoPath(ctx.config, listing.owner, listing.slug),
+    { cloneUrl: repo.cloneUrl, token: await client.token(listing.githubInstallationId!) },
+    cut,
+  );
+}
+
+/**
+ * The listing's repository as GitHub shows it now. A source that cannot be cut from is recorded
+ * on the listing (the creator sees why) and refused: `404 not_found` when the App lost access,
+ * `422 public_repo` when the repository was made public. A source that works again is marked so.
+ */
+export async function reachableSource(
+  ctx: AppContext,
+  listing: Listing,
+): Promise<{ client: GitHubClient; repo: GitHubRepo }> {
+  const client = ctx.github;
+  if (!client) {
+    throw unreachable(listing, 'this server no longer has a GitHub App configured');
+  }
+  let repo: GitHubRepo | undefined;
+  try {
+    repo = await client.repo(listing.githubInstallationId!, { id: listing.githubRepoId! });
+  } catch (error) {
+    if (!(error instanceof GitHubAccessError)) throw error;
+    await markSourceState(ctx, [listing], 'unreachable', error.message);
+    throw unreachable(listing, error.message);
+  }
+  if (!repo) {
+    const reason = 'the GitHub App installation no longer reaches the repository';
+    await markSourceState(ctx, [listing], 'unreachable', reason);
+    throw unreachable(listing, reason);
+  }
+  if (!repo.private) {
+    const reason = `${repo.fullName} is public; only private repositories can be sold`;
+    await markSourceState(ctx, [listing], 'public', reason);
+    throw new AppError('public_repo', {
+      message: `${reason}. Make it private again, then sync`,
+      details: { source_state: 'public' },
+    });
+  }
+  if (listing.sourceState !== 'ok') await markSourceState(ctx, [listing], 'ok', null);
+  return { client, repo };
+}
+
+function unreachable(listing: Listing, reason: string): AppError {
+  return new AppError('not_found', {
+    message: `No new release can be cut from ${listing.githubRepo}: ${reason}. Install the GitHub App on the repository again, then sync; what buyers own stays downloadable`,
+    details: { source_state: 'unreachable' },
+  });
+}

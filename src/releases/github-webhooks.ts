@@ -1,0 +1,247 @@
+import { Webhooks } from '@octokit/webhooks';
+import type { AppContext } from '../context.js';
+import {
+  type Listing,
+  liveGitHubListings,
+  markSourceState,
+  rebindInstallation,
+} from '../listings/service.js';
+import { AppError, isAppError } from '../platform/errors.js';
+import { requestCut } from './cut/claims.js';
+import { cutSource } from './cut/sources.js';
+import { cutVersions, forgetDelivery, recordDelivery, recordTagChange } from './store.js';
+import { versionOfTag } from './versions.js';
+
+/**
+ * GitHub App webhook deliveries. A delivery is believed only when its `X-Hub-Signature-256` is the
+ * HMAC of its exact bytes under the App's webhook secret, and handled once per `X-GitHub-Delivery`.
+ *
+ * - a `vX.Y.Z` tag created or pushed: the version is claimed and cut exactly as sync would
+ *   (GitHub is asked what the tag names; its size is checked before the cut fetches it); a tag
+ *   whose version was cut already at another commit is recorded as moved, never re-cut;
+ * - a released tag deleted: recorded, nothing else changes;
+ * - the App uninstalled or suspended, or a repository removed from it: the listings it backs are
+ *   marked unreachable (sync says so; what was cut stays on sale and downloadable); unsuspended or
+ *   a repository added (back): marked reachable again, bound to that installation.
+ */
+
+export interface Delivery {
+  event: string | undefined;
+  deliveryId: string | undefined;
+  signature: string | undefined;
+  body: Buffer;
+}
+
+export async function handleGitHubDelivery(
+  ctx: AppContext,
+  delivery: Delivery,
+): Promise<{ handled: boolean; duplicate?: boolean }> {
+  const github = ctx.config.github;
+  if (!github) throw new AppError('not_found', { message: 'No GitHub App is configured on this server' });
+  const verifier = new Webhooks({ secret: github.webhookSecret });
+  const raw = delivery.body.toString('utf8');
+  const signed = delivery.signature !== undefined && (await verifier.verify(raw, delivery.signature));
+  if (!signed || !delivery.event || !delivery.deliveryId) {
+    ctx.log.warn(
+      {
+        event: delivery.event,
+        deliveryId: delivery.deliveryId,
+        signature: delivery.signature ? 'wrong' : 'missing',
+      },
+      'GitHub webhook refused: bad or missing signature',
+    );
+    throw new AppError('invalid_signature', {
+      message: 'The delivery is not signed with this App’s webhook secret (X-Hub-Signature-256)',
+    });
+  }
+  let payload: GitHubPayload;
+  try {
+    payload = JSON.parse(raw) as GitHubPayload;
+  } catch {
+    throw AppError.invalid([{ field: 'body', reason: 'not JSON' }]);
+  }
+  const db = ctx.database.db;
+  if (
+    !(await recordDelivery(db, {
+      deliveryId: delivery.deliveryId,
+      event: delivery.event,
+      receivedAt: ctx.clock.now(),
+    }))
+  ) {
+    ctx.log.info({ deliveryId: delivery.deliveryId, event: delivery.event }, 'GitHub redelivery ignored');
+    return { handled: false, duplicate: true };
+  }
+  try {
+    const handled = await dispatch(ctx, delivery.event, payload);
+    ctx.log.info(
+      { deliveryId: delivery.deliveryId, event: delivery.event, handled },
+      'GitHub webhook handled',
+    );
+    return { handled };
+  } catch (error) {
+    await forgetDelivery(db, delivery.deliveryId);
+    throw error;
+  }
+}
+
+/** The parts of GitHub's webhook payloads read here. */
+interface GitHubPayload {
+  action?: string;
+  ref?: string;
+  ref_type?: string;
+  deleted?: boolean;
+  repository?: { id: number };
+  installation?: { id: number };
+  repositories_removed?: Array<{ id: number }>;
+  repositories_added?: Array<{ id: number }>;
+}
+
+async function dispatch(ctx: AppContext, event: string, payload: GitHubPayload): Promise<boolean> {
+  const installationId = payload.installation?.id;
+  if (installationId === undefined) return false;
+  switch (event) {
+    case 'create':
+      if (payload.ref_type !== 'tag' || !payload.ref || !payload.repository) return false;
+      return tagPushed(ctx, installationId, payload.repository.id, payload.ref);
+    case 'push': {
+      const tag = payload.ref?.startsWith('refs/tags/') ? payload.ref.slice('refs/tags/'.length) : undefined;
+      if (!tag || !payload.repository) return false;
+      return payload.deleted
+        ? tagDeleted(ctx, installationId, payload.repository.id, tag)
+        : tagPushed(ctx, installationId, payload.repository.id, tag);
+    }
+    case 'installation':
+      return installationChanged(ctx, installationId, payload.action);
+    case 'installation_repositories':
+      return repositoriesChanged(ctx, installationId, payload);
+    default:
+      return false;
+  }
+}
+
+/** The live listings a repository backs through this installation. */
+async function listingsOf(ctx: AppContext, installationId: number, repoId: number): Promise<Listing[]> {
+  return (await liveGitHubListings(ctx.database.db, { repoId })).filter(
+    (listing) => listing.githubInstallationId === installationId,
+  );
+}
+
+async function tagPushed(
+  ctx: AppContext,
+  installationId: number,
+  repoId: number,
+  tag: string,
+): Promise<boolean> {
+  const version = versionOfTag(tag);
+  if (!version) return false;
+  let handled = false;
+  for (const listing of await listingsOf(ctx, installationId, repoId)) {
+    try {
+      const source = await cutSource(ctx, listing);
+      const commit = await source.resolveCommit(`refs/tags/${tag}`);
+      if (!commit) continue;
+      const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
+      if (claimed !== undefined) {
+        if (claimed !== commit) await tagMoved(ctx, listing, tag, claimed, commit);
+        continue;
+      }
+      // A tree over the limits is claimed all the same: the cut records it as a failing release
+      // (as for a hosted push) without fetching it.
+      const cut = await requestCut(ctx, listing, { version, tag, commitSha: commit, trigger: 'push' });
+      handled ||= cut !== undefined;
+    } catch (error) {
+      // The listing says why (source unreachable or public, a limit of the day); the tag stays on
+      // GitHub, and sync cuts it once the creator has fixed that.
+      if (!isAppError(error)) throw error;
+      ctx.log.warn(
+        { listingId: listing.id, tag, code: error.code, reason: error.message },
+        'GitHub tag not cut',
+      );
+    }
+  }
+  return handled;
+}
+
+async function tagDeleted(
+  ctx: AppContext,
+  installationId: number,
+  repoId: number,
+  tag: string,
+): Promise<boolean> {
+  const version = versionOfTag(tag);
+  if (!version) return false;
+  let handled = false;
+  for (const listing of await listingsOf(ctx, installationId, repoId)) {
+    const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
+    if (claimed !== undefined) handled = (await tagMoved(ctx, listing, tag, claimed, null)) || handled;
+  }
+  return handled;
+}
+
+/** A released tag that now names another commit, or none: reported, and what was sold stays. */
+async function tagMoved(
+  ctx: AppContext,
+  listing: Listing,
+  tag: string,
+  releasedCommitSha: string,
+  commitSha: string | null,
+): Promise<boolean> {
+  const recorded = await recordTagChange(ctx.database.db, {
+    listingId: listing.id,
+    tag,
+    releasedCommitSha,
+    commitSha,
+    seenAt: ctx.clock.now(),
+  });
+  if (recorded) {
+    ctx.log.warn(
+      { listingId: listing.id, tag, releasedCommitSha, commitSha },
+      commitSha
+        ? 'a released tag was moved on GitHub; the release keeps its commit'
+        : 'a released tag was deleted on GitHub',
+    );
+  }
+  return recorded;
+}
+
+async function installationChanged(ctx: AppContext, installationId: number, action: string | undefined) {
+  const affected = await liveGitHubListings(ctx.database.db, { installationId });
+  if (action === 'deleted' || action === 'suspend') {
+    const reason =
+      action === 'deleted' ? 'the GitHub App was uninstalled' : 'the GitHub App installation was suspended';
+    await markSourceState(ctx, affected, 'unreachable', reason);
+    return affected.length > 0;
+  }
+  if (action === 'unsuspend') {
+    await markSourceState(
+      ctx,
+      affected.filter((listing) => listing.sourceState === 'unreachable'),
+      'ok',
+      null,
+    );
+    return affected.length > 0;
+  }
+  return false;
+}
+
+async function repositoriesChanged(ctx: AppContext, installationId: number, payload: GitHubPayload) {
+  let handled = false;
+  for (const { id } of payload.repositories_removed ?? []) {
+    const affected = await listingsOf(ctx, installationId, id);
+    await markSourceState(
+      ctx,
+      affected,
+      'unreachable',
+      'the repository was removed from the GitHub App installation',
+    );
+    handled ||= affected.length > 0;
+  }
+  // A repository added (back), also to a new installation after the App was reinstalled: the
+  // listings it backs are bound to that installation. Only the repository's owner can add it.
+  for (const { id } of payload.repositories_added ?? []) {
+    const affected = await liveGitHubListings(ctx.database.db, { repoId: id });
+    await rebindInstallation(ctx, affected, installationId);
+    handled ||= affected.length > 0;
+  }
+  return handled;
+}
