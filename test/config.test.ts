@@ -126,4 +126,56 @@ describe('loadConfig', () => {
   it('names every bad variable at once', () => {
     expect(() => loadConfig({ PORT: 'x', SSH_PORT: 'y' })).toThrow(/PORT=.*\n.*SSH_PORT=/s);
   });
+
+  describe('the GitHub App (Rail A)', () => {
+    const PEM = '-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n';
+    const app = { GITHUB_APP_ID: '12', GITHUB_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length' };
+
+    it('is off unless configured, and then takes all of id, key and secret', () => {
+      expect(loadConfig({}).github).toBeUndefined();
+      expect(() => loadConfig({ GITHUB_APP_ID: '12' })).toThrow(
+        /GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH: required.*\n.*GITHUB_WEBHOOK_SECRET: required/s,
+      );
+      const config = loadConfig({ ...app, GITHUB_APP_PRIVATE_KEY: PEM.replaceAll('\n', '\\n') });
+      expect(config.github).toEqual({
+        appId: 12,
+        privateKey: PEM,
+        webhookSecret: app.GITHUB_WEBHOOK_SECRET,
+        apiUrl: 'https://api.github.com',
+        allowHttpGit: false,
+      });
+    });
+
+    it('reads the key from a file, for GitHub Enterprise Server too', async () => {
+      const { mkdtemp, writeFile } = await import('node:fs/promises');
+      const os = await import('node:os');
+      const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'repo402-key-')), 'app.pem');
+      await writeFile(file, PEM);
+      const config = loadConfig({
+        ...app,
+        GITHUB_APP_PRIVATE_KEY_PATH: file,
+        GITHUB_API_URL: 'https://git.example.com/api/v3/',
+      });
+      expect(config.github).toMatchObject({ privateKey: PEM, apiUrl: 'https://git.example.com/api/v3' });
+      expect(() => loadConfig({ ...app, GITHUB_APP_PRIVATE_KEY_PATH: `${file}.missing` })).toThrow(
+        /GITHUB_APP_PRIVATE_KEY_PATH: cannot read it/,
+      );
+    });
+
+    it('never echoes the key or the webhook secret', () => {
+      let message = '';
+      try {
+        loadConfig({
+          GITHUB_APP_ID: '12',
+          GITHUB_APP_PRIVATE_KEY: 'not a pem secret',
+          GITHUB_WEBHOOK_SECRET: 'short',
+        });
+      } catch (caught) {
+        message = (caught as Error).message;
+      }
+      expect(message).toContain('GITHUB_APP_PRIVATE_KEY=(value hidden)');
+      expect(message).toContain('GITHUB_WEBHOOK_SECRET=(value hidden)');
+      expect(message).not.toContain('not a pem secret');
+    });
+  });
 });

@@ -135,6 +135,18 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     expect(manifest.computed.file_count).toBe(3);
     expect(manifest.computed.scan.verdict).toBe('pass');
     expect(manifest.computed.readme_html).toContain('Release notes');
+    // A hosted listing's hosting metadata comes from repo402's own records; what it has no record of is null.
+    expect(manifest.computed.repo_meta).toMatchObject({
+      repo_id: null,
+      full_name: `${listing.owner}/${listing.slug}`,
+      default_branch: 'main',
+      private: true,
+      stars: null,
+      topics: null,
+      html_url: `${base}/${listing.owner}/${listing.slug}`,
+    });
+    expect(manifest.computed.owner).toMatchObject({ login: listing.owner, name: null, avatar_url: null });
+    expect(manifest.computed.owner.created_at).toMatch(/^\d{4}-/);
   });
 
   it('sells the passing release to the official x402 client; the zip is the tagged tree', async () => {
