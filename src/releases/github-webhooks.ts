@@ -102,13 +102,11 @@ async function dispatch(ctx: AppContext, event: string, payload: GitHubPayload):
   switch (event) {
     case 'create':
       if (payload.ref_type !== 'tag' || !payload.ref || !payload.repository) return false;
-      return tagPushed(ctx, installationId, payload.repository.id, payload.ref);
+      return tagChanged(ctx, installationId, payload.repository.id, payload.ref, false);
     case 'push': {
       const tag = payload.ref?.startsWith('refs/tags/') ? payload.ref.slice('refs/tags/'.length) : undefined;
       if (!tag || !payload.repository) return false;
-      return payload.deleted
-        ? tagDeleted(ctx, installationId, payload.repository.id, tag)
-        : tagPushed(ctx, installationId, payload.repository.id, tag);
+      return tagChanged(ctx, installationId, payload.repository.id, tag, payload.deleted === true);
     }
     case 'installation':
       return installationChanged(ctx, installationId, payload.action);
@@ -126,25 +124,31 @@ async function listingsOf(ctx: AppContext, installationId: number, repoId: numbe
   );
 }
 
-async function tagPushed(
+/**
+ * A release tag created, pushed or deleted (`deleted`). A new version is claimed and cut; a
+ * version cut already is never cut again: if the tag now names another commit, or none, that is
+ * recorded for the creator and the release stays what was sold.
+ */
+async function tagChanged(
   ctx: AppContext,
   installationId: number,
   repoId: number,
   tag: string,
+  deleted: boolean,
 ): Promise<boolean> {
   const version = versionOfTag(tag);
   if (!version) return false;
   let handled = false;
   for (const listing of await listingsOf(ctx, installationId, repoId)) {
     try {
-      const source = await cutSource(ctx, listing);
-      const commit = await source.resolveCommit(`refs/tags/${tag}`);
-      if (!commit) continue;
+      const commit = deleted ? null : await (await cutSource(ctx, listing)).resolveCommit(`refs/tags/${tag}`);
+      if (commit === undefined) continue;
       const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
       if (claimed !== undefined) {
-        if (claimed !== commit) await tagMoved(ctx, listing, tag, claimed, commit);
+        if (claimed !== commit) handled = (await tagMoved(ctx, listing, tag, claimed, commit)) || handled;
         continue;
       }
+      if (commit === null) continue;
       // A tree over the limits is claimed all the same: the cut records it as a failing release
       // (as for a hosted push) without fetching it.
       const cut = await requestCut(ctx, listing, { version, tag, commitSha: commit, trigger: 'push' });
@@ -158,22 +162,6 @@ async function tagPushed(
         'GitHub tag not cut',
       );
     }
-  }
-  return handled;
-}
-
-async function tagDeleted(
-  ctx: AppContext,
-  installationId: number,
-  repoId: number,
-  tag: string,
-): Promise<boolean> {
-  const version = versionOfTag(tag);
-  if (!version) return false;
-  let handled = false;
-  for (const listing of await listingsOf(ctx, installationId, repoId)) {
-    const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
-    if (claimed !== undefined) handled = (await tagMoved(ctx, listing, tag, claimed, null)) || handled;
   }
   return handled;
 }
