@@ -198,9 +198,79 @@ Apache-2.0, BSD-3-Clause, MPL-2.0) to \`main\`.
 \`DELETE /api/listings/{id}\` retires a listing for good: it is no longer sold, holders keep every
 version they own, the manifest and release log stay up, and the hosted repository is archived.
 
-## Rail A: a private GitHub repository
+## Selling from a private GitHub repository (Rail A)
 
-Listings backed by a private GitHub repository through the repo402 GitHub App are not available on
-this deployment yet; use a hosted listing.
+Instead of pushing to repo402 (steps 2 and 3), you can list a private repository you keep on GitHub.
+repo402 reads it through its GitHub App, which can only read the repositories you choose; nothing is
+ever written to GitHub. Registering, pricing and publishing are as above. This needs a deployment whose
+operator has set up the App; otherwise \`source: "github"\` is refused with \`400 invalid_request\`.
+
+**Install the App.** Open the App's page the operator gives you (\`https://github.com/apps/<app name>\`),
+choose Install, pick the account or organisation that owns the repository, and choose
+**Only select repositories** with the repository you sell. The App asks for Contents: read and
+Metadata: read.
+
+**Find the installation id.** It is the number at the end of the installation's settings address
+(Settings → Applications → Installed GitHub Apps → Configure; for an organisation, its settings →
+GitHub Apps → Configure): \`https://github.com/settings/installations/<id>\` for a personal account,
+\`https://github.com/organizations/<org>/settings/installations/<id>\` for an organisation.
+
+**Create the listing.**
+
+\`\`\`sh
+curl -X POST ${baseUrl}/api/listings -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
+  -d '{"source": "github", "slug": "my-tool", "installation_id": <installation id>, "repo": "<owner>/<name>"}'
+\`\`\`
+
+Give \`repo\` (\`owner/name\`) or \`github_repo_id\` (the repository's numeric id), not both;
+\`price_micro\`, \`update_price_micro\`, \`description\` and \`trigger_hint\` may be given here too. The
+answer carries a \`github\` block (below). Refused: \`404 not_found\` when the installation does not reach
+the repository (the App is not installed on it, or the id is wrong), \`422 public_repo\` for a public
+repository, \`400\` when the repository already backs a live listing (one repository, one listing).
+
+**Tag a release.** Push a \`vX.Y.Z\` tag to GitHub as you always do:
+
+\`\`\`sh
+git tag -a v1.0.0 -m "First release" && git push origin v1.0.0
+\`\`\`
+
+GitHub tells repo402 (a webhook); repo402 asks GitHub which commit the tag names, fetches that one
+commit, and cuts the release as for a hosted listing: the zip, the analysis, the scan and the public log.
+The annotated tag's message is the changelog; a lightweight tag gives the tagged commit's subject. A
+tree over 200 MB or 20,000 files is recorded as a failing release, as on the hosted rail. Tags
+pushed before the listing existed are not announced: cut them with sync.
+
+**Sync is the recovery path**: for a tag pushed before the listing, a webhook that never arrived, a tag
+refused for the day's release limit, or once access is back:
+
+\`\`\`sh
+curl -X POST ${baseUrl}/api/listings/<id>/sync -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '{}'
+\`\`\`
+
+It takes the same bodies as for a hosted listing (nothing for the newest uncut tag, \`version\`, \`ref\`,
+\`ref\` with \`version\`); \`ref\` is a branch, tag or commit SHA GitHub knows. Given a \`ref\` and a
+\`version\` with no such tag, repo402 records the tag in its own copy only. A tree over 200 MB or 20,000
+files is \`413 repo_too_large\` before anything is queued.
+
+**Tags stay immutable for buyers.** GitHub lets you move or delete a tag; repo402 does not follow. A
+release keeps the commit it was cut from and its zip, and its version is never cut again. The change is
+listed in \`github.tag_changes\` on \`GET /api/listings/{id}\`: the tag, \`released_commit_sha\`, and
+\`commit_sha\`, where the tag points now (\`null\` once deleted). To ship changed code, tag a new version.
+
+**The \`github\` block** on your listing: \`installation_id\`, \`repo_id\`, \`repo\`, \`state\`, \`reason\`,
+\`state_changed_at\` (and \`tag_changes\` on a single listing). \`state\` is:
+
+- \`ok\`: new releases can be cut.
+- \`unreachable\`: the App lost access (uninstalled, the installation suspended, the repository removed from
+  it); \`reason\` says which. Tags pushed meanwhile are not cut, and sync answers \`404 not_found\` with
+  \`details.source_state: "unreachable"\`. Unsuspend the installation or add the repository back to it,
+  and the listing is \`ok\` again; then sync the tags you missed.
+- \`public\`: the repository was made public. Sync answers \`422 public_repo\`; make it private again,
+  then sync.
+
+In every state, what was cut stays on sale and buyers keep downloading what they own: repo402 stores the
+zips. Reinstalling the App gives a new installation id; the listing moves to it when the repository is
+added to that installation under Repository access, not when it is chosen while installing. To pause,
+suspend the installation rather than uninstall the App.
 `;
 }
