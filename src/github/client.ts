@@ -194,6 +194,16 @@ export class GitHubClient {
     return { files, bytes, depth, truncated: data.truncated };
   }
 
+  /** A file's text on the default branch; undefined when there is no such file. */
+  async fileText(installationId: number, repo: GitHubRepo, filePath: string): Promise<string | undefined> {
+    const [owner, name] = repo.fullName.split('/') as [string, string];
+    const data = await this.read(installationId, (octokit) =>
+      octokit.rest.repos.getContent({ owner, repo: name, path: filePath }),
+    );
+    if (!data || Array.isArray(data) || data.type !== 'file' || !('content' in data)) return undefined;
+    return Buffer.from(data.content, 'base64').toString('utf8');
+  }
+
   /** The owning account's public profile; fields GitHub leaves out are null. */
   async owner(installationId: number, login: string): Promise<OwnerMeta | undefined> {
     const data = await this.read(installationId, (octokit) =>

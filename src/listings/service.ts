@@ -61,7 +61,9 @@ export async function createListing(
 ): Promise<Listing> {
   const key = input.source === 'hosted' ? parseDeployKey(input.sshPublicKey) : undefined;
   const github =
-    input.source === 'github' ? await reachableRepo(ctx, input.installationId, input.repo) : undefined;
+    input.source === 'github'
+      ? await claimedRepo(ctx, owner.handle, input.installationId, input.repo)
+      : undefined;
   const at = ctx.clock.now();
   return ctx.database.db.transaction(async (tx) => {
     await lockCreator(tx, owner.id);
@@ -103,22 +105,29 @@ export async function createListing(
   });
 }
 
-/** The repository, when the installation reaches it and it is private; the spec's error otherwise. */
-async function reachableRepo(ctx: AppContext, installationId: number, ref: RepoRef) {
+/** The file on a repository's default branch that names the repo402 handles allowed to list it. */
+export const CLAIM_FILE = '.repo402';
+
+/**
+ * The repository, when the installation reaches it, it is private, and its default branch holds
+ * `.repo402` naming the caller's handle on a line of its own. An installation id is no secret (it
+ * shows in GitHub's URLs), so reaching the repository proves nothing about who is asking; writing
+ * to it does. The answer is the same 404 whether the repository is out of reach or does not name
+ * the caller, so an id reveals nothing about repositories that are not yours.
+ */
+async function claimedRepo(ctx: AppContext, handle: string, installationId: number, ref: RepoRef) {
   if (!ctx.github) {
     throw AppError.invalid(
       [{ field: 'source', reason: 'github (Rail A) is not configured on this server; use source "hosted"' }],
       'GitHub-backed listings need a GitHub App, which this server has not configured; create a hosted listing and push to it over SSH',
     );
   }
-  const repo = await ctx.github.repo(installationId, ref).catch((error: unknown) => {
-    if (error instanceof GitHubAccessError) return undefined;
-    throw error;
-  });
-  if (!repo) {
+  const repo = await ctx.github.repo(installationId, ref).catch(noAccess);
+  const claim = repo && (await ctx.github.fileText(installationId, repo, CLAIM_FILE).catch(noAccess));
+  const named = claim?.split(/\r?\n/).some((line) => line.trim().toLowerCase() === handle.toLowerCase());
+  if (!repo || !named) {
     throw new AppError('not_found', {
-      message:
-        'The GitHub App installation does not reach that repository; install the App on it, or check installation_id',
+      message: `The GitHub App installation does not reach that repository, or its default branch has no ${CLAIM_FILE} file naming your handle (${handle}) on a line of its own; install the App on the repository and commit that file`,
     });
   }
   if (!repo.private) {
@@ -127,6 +136,12 @@ async function reachableRepo(ctx: AppContext, installationId: number, ref: RepoR
     });
   }
   return { installationId, repo };
+}
+
+/** A call the installation can no longer make reads as nothing found; any other failure stays one. */
+function noAccess(error: unknown): undefined {
+  if (error instanceof GitHubAccessError) return undefined;
+  throw error;
 }
 
 /** The caller's listing; `404` for unknown ids and other creators' alike, so ids reveal nothing. */

@@ -33,7 +33,7 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
   let owner: string;
   let slug: string;
   const logLines: string[] = [];
-  const files = {
+  const files: Record<string, string> = {
     'README.md': '# Notes\n\nTurns commits into release notes.\n',
     'src/notes.js': 'export function notes(log) {\n  return log.map((c) => "- " + c);\n}\n',
     'package.json': '{"name":"notes","version":"1.0.0","license":"MIT","dependencies":{}}\n',
@@ -76,6 +76,9 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
       topics: ['release', 'notes'],
       language: 'JavaScript',
     });
+    // The creator proves the repository is theirs by naming their handle in it.
+    files['.repo402'] = `${alice.handle}\n`;
+    await gh.pushTag(repo, { tag: 'claim', files });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -101,6 +104,7 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
 
   it('refuses a public repository, one the installation does not reach, and an ambiguous name', async () => {
     const open = await gh.createRepo({ owner: 'acme', name: 'open', private: false, installationId });
+    await gh.pushTag(open, { tag: 'claim', files: { '.repo402': `${alice.handle}\n` } });
     expectError(
       await create({ source: 'github', slug: 'open', installation_id: installationId, repo: open.fullName }),
       422,
@@ -131,6 +135,31 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     );
     expectError(
       await create({ source: 'github', slug: 'xyz', installation_id: 999_999, repo: repo.fullName }),
+      404,
+      'not_found',
+    );
+  });
+
+  it('refuses a repository that does not name the creator, even through the right installation', async () => {
+    // An installation id is visible in GitHub's URLs: reaching the repository is not owning it.
+    const mallory = await registerCreator(t);
+    const stolen = await t.app.inject({
+      method: 'POST',
+      url: '/api/listings',
+      headers: bearer(mallory.apiKey),
+      payload: { source: 'github', slug: 'notes', installation_id: installationId, github_repo_id: repo.id },
+    });
+    expectError(stolen, 404, 'not_found');
+    expect(stolen.json().message).toContain('.repo402');
+    const unclaimed = await gh.createRepo({ owner: 'acme', name: 'unclaimed', installationId });
+    await gh.pushTag(unclaimed, { tag: 'claim', files: { 'README.md': 'no claim\n' } });
+    expectError(
+      await create({
+        source: 'github',
+        slug: 'unclaimed',
+        installation_id: installationId,
+        repo: unclaimed.fullName,
+      }),
       404,
       'not_found',
     );

@@ -36,7 +36,10 @@ describe('the source of a GitHub listing', () => {
     alice = await registerCreator(t);
     installationId = gh.createInstallation({ account: { login: 'acme' } }).id;
     repo = await gh.createRepo({ owner: 'acme', name: 'tool', installationId });
-    await gh.pushTag(repo, { tag: 'v1.0.0', files: { 'README.md': '# Tool\n' } });
+    await gh.pushTag(repo, {
+      tag: 'v1.0.0',
+      files: { 'README.md': '# Tool\n', '.repo402': `${alice.handle}\n` },
+    });
     const created = await t.app.inject({
       method: 'POST',
       url: '/api/listings',

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type http from 'node:http';
 import type { components } from '@octokit/openapi-types';
 import { checkAppJwt, JWT_MESSAGES } from './jwt.js';
-import { listTags, readCommit, readTree, resolveCommit, sizeKb } from './repos.js';
+import { listTags, readCommit, readFile, readTree, resolveCommit, sizeKb } from './repos.js';
 import { API_PREFIX } from './server.js';
 import * as shapes from './shapes.js';
 import type { Caller, GitHubState, Repo } from './state.js';
@@ -24,6 +24,7 @@ const DOCS = {
   getCommit: 'https://docs.github.com/rest/commits/commits#get-a-commit',
   getTree: 'https://docs.github.com/rest/git/trees#get-a-tree',
   getUser: 'https://docs.github.com/rest/users/users#get-a-user',
+  getContent: 'https://docs.github.com/rest/repos/contents#get-repository-content',
 } as const;
 
 class HttpError extends Error {
@@ -99,6 +100,9 @@ async function route(ctx: ApiContext, req: http.IncomingMessage): Promise<Reply>
   if (sub === '/tags') return listRepoTags(ctx, await find(DOCS.listTags), url);
   const commit = /^\/commits\/(.+)$/.exec(sub);
   if (commit) return getCommit(ctx, await find(DOCS.getCommit), decode(commit[1]!));
+  const contents = /^\/contents\/(.+)$/.exec(sub);
+  if (contents)
+    return getContent(await find(DOCS.getContent), decode(contents[1]!), url.searchParams.get('ref'));
   const tree = /^\/git\/trees\/(.+)$/.exec(sub);
   if (tree)
     return getTree(ctx, await find(DOCS.getTree), decode(tree[1]!), url.searchParams.has('recursive'));
@@ -231,6 +235,24 @@ async function getTree(ctx: ApiContext, repo: Repo, treeish: string, recursive: 
   const truncated = tree.entries.length > ctx.truncateTreesAt;
   const entries = truncated ? tree.entries.slice(0, ctx.truncateTreesAt) : tree.entries;
   return { status: 200, body: shapes.gitTree(repo, ctx.urls, tree.sha, entries, truncated) };
+}
+
+/** A file's content object (GitHub's default JSON answer, base64 content) on the default branch or `ref`. */
+async function getContent(repo: Repo, filePath: string, ref: string | null): Promise<Reply> {
+  const file = await readFile(repo.gitDir, ref ?? repo.meta.default_branch, filePath);
+  if (!file) throw new HttpError(404, 'Not Found', DOCS.getContent);
+  return {
+    status: 200,
+    body: {
+      type: 'file',
+      encoding: 'base64',
+      size: file.content.length,
+      name: filePath.split('/').at(-1)!,
+      path: filePath,
+      sha: file.sha,
+      content: file.content.toString('base64'),
+    },
+  };
 }
 
 function getUser(ctx: ApiContext, login: string): Reply {

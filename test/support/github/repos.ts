@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { git, gitMaybe } from './git.js';
+import { promisify } from 'node:util';
+import { GIT_ENV, git, gitMaybe } from './git.js';
 
 /** A repository on disk: the bare one the stand-in serves, and the clone a test's commits are made in. */
 export interface RepoDirs {
@@ -239,4 +241,22 @@ export async function changedPaths(
 export async function branchesAt(gitDir: string, sha: string): Promise<string[]> {
   const out = await git(gitDir, ['for-each-ref', `--points-at=${sha}`, '--format=%(refname)', 'refs/heads']);
   return out.split('\n').filter(Boolean);
+}
+
+/** A file's bytes and blob id at `ref`, or undefined when the ref or the file does not exist. */
+export async function readFile(
+  gitDir: string,
+  ref: string,
+  filePath: string,
+): Promise<{ content: Buffer; sha: string } | undefined> {
+  const commit = await resolve(gitDir, ref, 'commit');
+  if (!commit || filePath.includes('..')) return undefined;
+  const sha = (await gitMaybe(gitDir, ['rev-parse', '--verify', '--quiet', `${commit}:${filePath}`]))?.trim();
+  if (!sha) return undefined;
+  const { stdout } = await promisify(execFile)('git', ['cat-file', 'blob', sha], {
+    cwd: gitDir,
+    env: GIT_ENV,
+    encoding: 'buffer',
+  });
+  return { content: stdout, sha };
 }
