@@ -215,6 +215,12 @@ Metadata: read.
 GitHub Apps → Configure): \`https://github.com/settings/installations/<id>\` for a personal account,
 \`https://github.com/organizations/<org>/settings/installations/<id>\` for an organisation.
 
+**Prove the repository is yours.** Commit a file named \`.repo402\` at the root of the default branch
+holding your repo402 handle on a line of its own (more handles, one per line, if several accounts
+may list it). An installation id is visible in GitHub's addresses, so reaching the repository
+proves nothing; writing to it does. Without the file the listing is refused with \`404 not_found\`,
+the same answer as for a repository the App does not reach.
+
 **Create the listing.**
 
 \`\`\`sh
