@@ -276,7 +276,7 @@ listed in \`github.tag_changes\` on \`GET /api/listings/{id}\`: the tag, \`relea
 
 In every state, what was cut stays on sale and buyers keep downloading what they own: repo402 stores the
 zips. Reinstalling the App gives a new installation id; the listing moves to it when the repository is
-added to that installation under Repository access, not when it is chosen while installing. To pause,
-suspend the installation rather than uninstall the App.
+chosen while installing or added to that installation later. To pause, suspend the installation
+rather than uninstall the App.
 `;
 }

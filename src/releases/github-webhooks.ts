@@ -94,6 +94,8 @@ interface GitHubPayload {
   installation?: { id: number };
   repositories_removed?: Array<{ id: number }>;
   repositories_added?: Array<{ id: number }>;
+  /** `installation` `created`: the repositories the new installation was given. */
+  repositories?: Array<{ id: number }>;
 }
 
 async function dispatch(ctx: AppContext, event: string, payload: GitHubPayload): Promise<boolean> {
@@ -109,6 +111,8 @@ async function dispatch(ctx: AppContext, event: string, payload: GitHubPayload):
       return tagChanged(ctx, installationId, payload.repository.id, tag, payload.deleted === true);
     }
     case 'installation':
+      if (payload.action === 'created')
+        return repositoriesAdded(ctx, installationId, payload.repositories ?? []);
       return installationChanged(ctx, installationId, payload.action);
     case 'installation_repositories':
       return repositoriesChanged(ctx, installationId, payload);
@@ -224,9 +228,17 @@ async function repositoriesChanged(ctx: AppContext, installationId: number, payl
     );
     handled ||= affected.length > 0;
   }
-  // A repository added (back), also to a new installation after the App was reinstalled: the
-  // listings it backs are bound to that installation. Only the repository's owner can add it.
-  for (const { id } of payload.repositories_added ?? []) {
+  return (await repositoriesAdded(ctx, installationId, payload.repositories_added ?? [])) || handled;
+}
+
+/**
+ * Repositories added (back) to an installation, also to a new one after the App was reinstalled
+ * (`installation` `created` lists them): the listings they back are bound to that installation and
+ * marked reachable. Only a repository's owner can add it to an installation.
+ */
+async function repositoriesAdded(ctx: AppContext, installationId: number, added: Array<{ id: number }>) {
+  let handled = false;
+  for (const { id } of added) {
     const affected = await liveGitHubListings(ctx.database.db, { repoId: id });
     await rebindInstallation(ctx, affected, installationId);
     handled ||= affected.length > 0;

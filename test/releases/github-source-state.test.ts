@@ -101,6 +101,24 @@ describe('the source of a GitHub listing', () => {
     expect(await source()).toMatchObject({ state: 'ok' });
   });
 
+  it('uninstalled, then installed again: the new installation takes the listing over', async () => {
+    await gh.uninstall(installationId, { webhookUrl: hookUrl });
+    expect(await source()).toMatchObject({ state: 'unreachable', reason: 'the GitHub App was uninstalled' });
+    const fresh = gh.createInstallation({ account: { login: 'acme' } }).id;
+    await gh.addRepoToInstallation(repo, fresh);
+    // GitHub announces a new installation with the repositories it was given.
+    const created = await gh.deliver(hookUrl, 'installation', {
+      ...gh.payloads.installation('unsuspend', fresh),
+      action: 'created',
+      repositories: [{ id: repo.id, name: repo.name, full_name: repo.fullName, private: true }],
+    });
+    expect(JSON.parse(created.body)).toEqual({ handled: true });
+    expect(await source()).toMatchObject({ state: 'ok', installation_id: fresh });
+    installationId = fresh;
+    // Reachable again: sync gets as far as finding v1.0.0 cut already.
+    expectError(await sync(), 409, 'version_exists');
+  });
+
   it('another creator cannot sync it, and a redelivered installation event changes nothing twice', async () => {
     const bob = await registerCreator(t);
     const other = await t.app.inject({
