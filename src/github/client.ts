@@ -119,7 +119,7 @@ export class GitHubClient {
     const data = await this.read(installationId, (octokit) =>
       'id' in ref
         ? octokit.request('GET /repositories/{repository_id}', { repository_id: ref.id })
-        : octokit.rest.repos.get({ owner: ref.fullName.split('/')[0]!, repo: ref.fullName.split('/')[1]! }),
+        : octokit.rest.repos.get(ownerAndRepo(ref.fullName)),
     );
     if (!data) return undefined;
     return {
@@ -154,10 +154,9 @@ export class GitHubClient {
 
   /** Every tag of the repository with the commit it points at (annotated tags peeled). */
   async tags(installationId: number, repo: GitHubRepo): Promise<Array<{ name: string; commit: string }>> {
-    const [owner, name] = repo.fullName.split('/') as [string, string];
     const octokit = await this.installationOctokit(installationId);
     const tags = await this.call(installationId, () =>
-      octokit.paginate('GET /repos/{owner}/{repo}/tags', { owner, repo: name, per_page: 100 }),
+      octokit.paginate('GET /repos/{owner}/{repo}/tags', { ...ownerAndRepo(repo.fullName), per_page: 100 }),
     );
     return tags.map((tag) => ({ name: tag.name, commit: tag.commit.sha }));
   }
@@ -168,18 +167,16 @@ export class GitHubClient {
     repo: GitHubRepo,
     ref: string,
   ): Promise<{ sha: string; treeSha: string } | undefined> {
-    const [owner, name] = repo.fullName.split('/') as [string, string];
     const data = await this.read(installationId, (octokit) =>
-      octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo: name, ref }),
+      octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { ...ownerAndRepo(repo.fullName), ref }),
     );
     return data ? { sha: data.sha, treeSha: data.commit.tree.sha } : undefined;
   }
 
   /** Files, bytes and depth of a tree, read from GitHub before anything is fetched. */
   async treeSize(installationId: number, repo: GitHubRepo, treeSha: string): Promise<TreeSize> {
-    const [owner, name] = repo.fullName.split('/') as [string, string];
     const data = await this.read(installationId, (octokit) =>
-      octokit.rest.git.getTree({ owner, repo: name, tree_sha: treeSha, recursive: 'true' }),
+      octokit.rest.git.getTree({ ...ownerAndRepo(repo.fullName), tree_sha: treeSha, recursive: 'true' }),
     );
     if (!data) throw new Error(`GitHub has no tree ${treeSha} in ${repo.fullName}`);
     let files = 0;
@@ -196,9 +193,8 @@ export class GitHubClient {
 
   /** A file's text on the default branch; undefined when there is no such file. */
   async fileText(installationId: number, repo: GitHubRepo, filePath: string): Promise<string | undefined> {
-    const [owner, name] = repo.fullName.split('/') as [string, string];
     const data = await this.read(installationId, (octokit) =>
-      octokit.rest.repos.getContent({ owner, repo: name, path: filePath }),
+      octokit.rest.repos.getContent({ ...ownerAndRepo(repo.fullName), path: filePath }),
     );
     if (!data || Array.isArray(data) || data.type !== 'file' || !('content' in data)) return undefined;
     return Buffer.from(data.content, 'base64').toString('utf8');
@@ -210,7 +206,9 @@ export class GitHubClient {
       octokit.rest.users.getByUsername({ username: login }),
     );
     if (!data) return undefined;
-    const field = (key: string) => ((data as Record<string, unknown>)[key] ?? null) as never;
+    // A user and an organisation answer the same fields; GitHub leaves some out of either.
+    const profile = data as Partial<Record<keyof OwnerMeta, unknown>>;
+    const field = <K extends keyof OwnerMeta>(key: K) => (profile[key] ?? null) as OwnerMeta[K];
     return {
       login: data.login,
       name: field('name'),
@@ -275,6 +273,12 @@ export class GitHubClient {
       throw new Error(`GitHub answered ${status}: ${message}`);
     }
   }
+}
+
+/** `owner/name` as the REST API's path parameters. */
+function ownerAndRepo(fullName: string): { owner: string; repo: string } {
+  const [owner = '', repo = ''] = fullName.split('/');
+  return { owner, repo };
 }
 
 function statusOf(error: unknown): number | undefined {

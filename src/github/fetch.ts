@@ -1,5 +1,6 @@
 import type { GitHubAppConfig } from '../config.js';
-import { GitError, runGit } from '../git/run-git.js';
+import { resolveCommit } from '../git/refs.js';
+import { runGit } from '../git/run-git.js';
 
 /**
  * Shallow fetches from GitHub into a listing's local mirror, under the same fixed git environment
@@ -12,55 +13,37 @@ export interface FetchSource {
   token: string;
 }
 
-/** Fetches one commit (depth 1) and, when it still names that commit, its release tag. */
+/**
+ * Brings the claimed commit (depth 1) into the mirror and makes the local release tag name it.
+ * While GitHub's tag still names that commit (`tagNamesCommit`, asked through the API), one fetch
+ * of the tag brings both, and the annotated tag's message becomes the changelog. A tag moved or
+ * deleted since the claim is not fetched (its tree was never size-checked): the commit is fetched
+ * by id and the local tag is a plain one.
+ */
 export async function fetchTaggedCommit(
   config: GitHubAppConfig,
   gitDir: string,
   source: FetchSource,
-  release: { commitSha: string; tag: string },
+  release: { commitSha: string; tag: string; tagNamesCommit: boolean },
 ): Promise<void> {
   const url = checkedCloneUrl(config, source.cloneUrl);
-  const env = fetchEnv(config, source.token);
-  const present = await runGit(['cat-file', '-e', `${release.commitSha}^{commit}`], { gitDir }).then(
-    () => true,
-    () => false,
-  );
-  if (!present) {
-    await runGit(
-      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', url, release.commitSha],
-      {
-        gitDir,
-        env,
-      },
-    );
+  const fetch = (refspec: string) =>
+    runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', url, refspec], {
+      gitDir,
+      env: fetchEnv(config, source.token),
+    });
+  const localTag = `refs/tags/${release.tag}`;
+  if (release.tagNamesCommit) {
+    const fetchedTag = `refs/github-tags/${release.tag}`;
+    await fetch(`+${localTag}:${fetchedTag}`);
+    // Checked again: the tag may have moved between GitHub's answer and the fetch.
+    const named = (await resolveCommit(gitDir, fetchedTag)) === release.commitSha;
+    if (named) await runGit(['update-ref', localTag, fetchedTag], { gitDir });
+    await runGit(['update-ref', '-d', fetchedTag], { gitDir });
+    if (named) return;
   }
-  // The tag object carries the changelog (an annotated tag's message). A tag moved or deleted since
-  // the cut was claimed is not followed: the local tag names the claimed commit.
-  const remoteTag = `refs/github-tags/${release.tag}`;
-  const fetchedTag = await runGit(
-    [
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--depth=1',
-      url,
-      `+refs/tags/${release.tag}:${remoteTag}`,
-    ],
-    { gitDir, env },
-  ).then(
-    () => true,
-    (error: unknown) => {
-      if (error instanceof GitError) return false;
-      throw error;
-    },
-  );
-  const peeled = fetchedTag
-    ? (await runGit(['rev-parse', `${remoteTag}^{commit}`], { gitDir })).trim()
-    : undefined;
-  const target = peeled === release.commitSha ? remoteTag : release.commitSha;
-  await runGit(['update-ref', `refs/tags/${release.tag}`, target], { gitDir });
-  if (fetchedTag) await runGit(['update-ref', '-d', remoteTag], { gitDir });
+  if (!(await resolveCommit(gitDir, release.commitSha))) await fetch(release.commitSha);
+  await runGit(['update-ref', localTag, release.commitSha], { gitDir });
 }
 
 /** Only https (http when allowed for a local stand-in), and no credentials in the URL itself. */

@@ -197,7 +197,8 @@ export const GitHubSourceSchema = z.object({
   reason: z.string().nullable(),
   state_changed_at: z.iso.datetime().nullable(),
   tag_changes: z.array(TagChangeSchema).optional().meta({
-    description: 'Single-listing answers: released tags moved or deleted on GitHub since, newest first',
+    description:
+      'Single-listing answers: released tags moved or deleted on GitHub since, newest first (at most 50)',
   }),
 });
 

@@ -20,7 +20,8 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string, body
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let appError: AppError;
     try {
-      appError = toAppError(error, bodyLimitBytes);
+      // A route may set its own limit (the GitHub webhook does); name the one that applied.
+      appError = toAppError(error, request.routeOptions.bodyLimit ?? bodyLimitBytes);
     } catch (mappingError) {
       request.log.error({ err: mappingError }, 'error mapping failed');
       appError = new AppError('internal');

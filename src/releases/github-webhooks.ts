@@ -9,7 +9,7 @@ import {
 import { AppError, isAppError } from '../platform/errors.js';
 import { requestCut } from './cut/claims.js';
 import { cutSource } from './cut/sources.js';
-import { cutVersions, forgetDelivery, recordDelivery, recordTagChange } from './store.js';
+import { cutVersions, deliverySeen, recordDelivery, recordTagChange } from './store.js';
 import { versionOfTag } from './versions.js';
 
 /**
@@ -54,34 +54,31 @@ export async function handleGitHubDelivery(
       message: 'The delivery is not signed with this App’s webhook secret (X-Hub-Signature-256)',
     });
   }
-  let payload: GitHubPayload;
+  let payload: unknown;
   try {
-    payload = JSON.parse(raw) as GitHubPayload;
+    payload = JSON.parse(raw);
   } catch {
     throw AppError.invalid([{ field: 'body', reason: 'not JSON' }]);
   }
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw AppError.invalid([{ field: 'body', reason: 'not a JSON object' }]);
+  }
   const db = ctx.database.db;
-  if (
-    !(await recordDelivery(db, {
-      deliveryId: delivery.deliveryId,
-      event: delivery.event,
-      receivedAt: ctx.clock.now(),
-    }))
-  ) {
+  if (await deliverySeen(db, delivery.deliveryId)) {
     ctx.log.info({ deliveryId: delivery.deliveryId, event: delivery.event }, 'GitHub redelivery ignored');
     return { handled: false, duplicate: true };
   }
-  try {
-    const handled = await dispatch(ctx, delivery.event, payload);
-    ctx.log.info(
-      { deliveryId: delivery.deliveryId, event: delivery.event, handled },
-      'GitHub webhook handled',
-    );
-    return { handled };
-  } catch (error) {
-    await forgetDelivery(db, delivery.deliveryId);
-    throw error;
-  }
+  // Every effect below is idempotent in the database (claims, tag changes, source states), so the
+  // delivery is recorded after it was handled: a crash in between leaves it to GitHub's redelivery
+  // (or sync) instead of marking undone work as done.
+  const handled = await dispatch(ctx, delivery.event, payload as GitHubPayload);
+  await recordDelivery(db, {
+    deliveryId: delivery.deliveryId,
+    event: delivery.event,
+    receivedAt: ctx.clock.now(),
+  });
+  ctx.log.info({ deliveryId: delivery.deliveryId, event: delivery.event, handled }, 'GitHub webhook handled');
+  return { handled };
 }
 
 /** The parts of GitHub's webhook payloads read here. */

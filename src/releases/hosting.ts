@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { DEFAULT_BRANCH } from '../git/repos.js';
 import { creatorView } from '../identity/creators.js';
 import type { Listing } from '../listings/service.js';
-import { reachableSource } from './cut/sources.js';
+import { isSourceRefusal, reachableSource } from './cut/sources.js';
 import type { HostingMeta } from './inspection/inspector.js';
 
 /**
@@ -10,9 +10,16 @@ import type { HostingMeta } from './inspection/inspector.js';
  * description of the repository and its owner for a GitHub listing, repo402's records for a
  * hosted one (no stars, topics or profile: repo402 keeps none).
  */
-export async function hostingMeta(ctx: AppContext, listing: Listing): Promise<HostingMeta> {
+export async function hostingMeta(ctx: AppContext, listing: Listing): Promise<HostingMeta | undefined> {
   if (listing.source === 'github') {
-    const { client, repo } = await reachableSource(ctx, listing);
+    // The release is cut already: a source lost since leaves its hosting metadata unknown rather
+    // than the release uninspected (the listing records why).
+    const reached = await reachableSource(ctx, listing).catch((error: unknown) => {
+      if (isSourceRefusal(error)) return undefined;
+      throw error;
+    });
+    if (!reached) return undefined;
+    const { client, repo } = reached;
     const owner = await client.owner(listing.githubInstallationId!, repo.ownerLogin);
     return { repoMeta: repo.meta, owner: owner ?? { ...NO_OWNER, login: repo.ownerLogin } };
   }

@@ -266,15 +266,17 @@ export async function releasesBelow(db: Db, listingId: string, version: Version)
     .orderBy(releases.major, releases.minor, releases.patch);
 }
 
-/** Records a webhook delivery as handled; false when it was already (a redelivery). */
-export async function recordDelivery(db: Db, row: typeof githubDeliveries.$inferInsert): Promise<boolean> {
-  const inserted = await db.insert(githubDeliveries).values(row).onConflictDoNothing().returning();
-  return inserted.length > 0;
+export async function deliverySeen(db: Db, deliveryId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ deliveryId: githubDeliveries.deliveryId })
+    .from(githubDeliveries)
+    .where(eq(githubDeliveries.deliveryId, deliveryId));
+  return row !== undefined;
 }
 
-/** Lets a delivery be handled again (its handling failed; GitHub's redelivery retries it). */
-export async function forgetDelivery(db: Db, deliveryId: string): Promise<void> {
-  await db.delete(githubDeliveries).where(eq(githubDeliveries.deliveryId, deliveryId));
+/** Records a webhook delivery as handled (once: a concurrent twin's record is kept). */
+export async function recordDelivery(db: Db, row: typeof githubDeliveries.$inferInsert): Promise<void> {
+  await db.insert(githubDeliveries).values(row).onConflictDoNothing();
 }
 
 /** Records that a released tag moved or was deleted; false when this change was recorded already. */
@@ -283,10 +285,14 @@ export async function recordTagChange(db: Db, row: typeof tagChanges.$inferInser
   return inserted.length > 0;
 }
 
+/** The newest tag changes a listing answer shows. */
+const TAG_CHANGES_SHOWN = 50;
+
 export function tagChangesOf(db: Db, listingId: string) {
   return db
     .select()
     .from(tagChanges)
     .where(eq(tagChanges.listingId, listingId))
-    .orderBy(desc(tagChanges.seenAt));
+    .orderBy(desc(tagChanges.seenAt))
+    .limit(TAG_CHANGES_SHOWN);
 }

@@ -6,7 +6,7 @@ import { annotatedTagMessage, commitSubjects, resolveCommit } from '../../git/re
 import { repoPath } from '../../git/repos.js';
 import { lockCreator } from '../../identity/creators.js';
 import { type Listing, listingById } from '../../listings/service.js';
-import { type AppError, isAppError } from '../../platform/errors.js';
+import type { AppError } from '../../platform/errors.js';
 import { announceListingChanged } from '../../platform/listing-events.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
 import { hostingMeta } from '../hosting.js';
@@ -26,7 +26,7 @@ import { compareVersions, parseVersion } from '../versions.js';
 import { buildArtifact } from './artifact.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
-import { fetchCutCommit } from './sources.js';
+import { fetchCutCommit, isSourceRefusal } from './sources.js';
 
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
@@ -231,8 +231,7 @@ async function inspect(
     listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
     version: release.version,
     publishedAt: release.publishedAt,
-    // A GitHub release refused before its commit was fetched has no tree to compare with.
-    previous: (await presentCommits(gitDir, previous)).map((row) => ({
+    previous: previous.map((row) => ({
       version: row.version,
       commitSha: row.commitSha,
       publishedAt: row.publishedAt,
@@ -256,13 +255,4 @@ async function inspect(
   });
   // A new passing release changes what the listing's public documents show.
   if (recorded) announceListingChanged(listing.owner, listing.slug);
-}
-
-async function presentCommits<T extends { commitSha: string }>(gitDir: string, rows: T[]): Promise<T[]> {
-  const present = await Promise.all(rows.map((row) => resolveCommit(gitDir, row.commitSha)));
-  return rows.filter((_, index) => present[index] !== undefined);
-}
-
-function isSourceRefusal(error: unknown): error is AppError {
-  return isAppError(error) && (error.code === 'public_repo' || error.code === 'not_found');
 }

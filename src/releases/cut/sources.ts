@@ -1,11 +1,11 @@
 import type { AppContext } from '../../context.js';
 import { createTagIfAbsent, listTags, resolveCommit } from '../../git/refs.js';
 import { repoPath } from '../../git/repos.js';
-import { treeTooLarge } from '../../git/tree.js';
+import { type TreeLimit, treeTooLarge } from '../../git/tree.js';
 import { GitHubAccessError, type GitHubClient, type GitHubRepo } from '../../github/client.js';
 import { fetchTaggedCommit } from '../../github/fetch.js';
 import { type Listing, markSourceState } from '../../listings/service.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, isAppError } from '../../platform/errors.js';
 import { assertWithinLimits, treeLimits } from './limits.js';
 
 /**
@@ -54,9 +54,9 @@ function githubSource(
       if (!found) throw new Error(`GitHub has no commit ${commit} in ${repo.fullName}`);
       const size = await client.treeSize(installationId, repo, found.treeSha);
       const limits = treeLimits(ctx.config);
-      const over = size.truncated
-        ? 'files'
-        : size.files > limits.maxFiles
+      // A listing GitHub truncated holds more entries than any limit allows.
+      const over: TreeLimit | undefined =
+        size.truncated || size.files > limits.maxFiles
           ? 'files'
           : size.bytes > limits.maxBytes
             ? 'bytes'
@@ -83,13 +83,15 @@ export async function fetchCutCommit(
 ): Promise<void> {
   if (listing.source !== 'github') return;
   const reached = await reachableSource(ctx, listing);
-  await githubSource(ctx, listing, reached).assertWithinLimits(cut.commitSha);
+  const source = githubSource(ctx, listing, reached);
+  await source.assertWithinLimits(cut.commitSha);
+  const tagNamesCommit = (await source.resolveCommit(`refs/tags/${cut.tag}`)) === cut.commitSha;
   const { client, repo } = reached;
   await fetchTaggedCommit(
     client.config,
     repoPath(ctx.config, listing.owner, listing.slug),
     { cloneUrl: repo.cloneUrl, token: await client.token(listing.githubInstallationId!) },
-    cut,
+    { ...cut, tagNamesCommit },
   );
 }
 
@@ -129,6 +131,13 @@ export async function reachableSource(
   }
   if (listing.sourceState !== 'ok') await markSourceState(ctx, [listing], 'ok', null);
   return { client, repo };
+}
+
+/** A refusal of the source itself (GitHub access gone, repository public): it has `details.source_state`. */
+export function isSourceRefusal(error: unknown): error is AppError {
+  return (
+    isAppError(error) && (error.details as { source_state?: unknown } | undefined)?.source_state !== undefined
+  );
 }
 
 function unreachable(listing: Listing, reason: string): AppError {

@@ -135,7 +135,7 @@ async function createToken(ctx: ApiContext, req: http.IncomingMessage, id: numbe
     if (body && typeof body === 'object' && field in body) {
       throw new HttpError(
         422,
-        `stand-in: scoped installation tokens (${field}) are not implemented`,
+        `stand-in: refuses scoped installation tokens (${field}); repo402 asks only for whole-installation tokens`,
         DOCS.createToken,
       );
     }
