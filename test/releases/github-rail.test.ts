@@ -5,6 +5,8 @@ import { Writable } from 'node:stream';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveCommit } from '../../src/git/refs.js';
+import { repoPath } from '../../src/git/repos.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -253,6 +255,29 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
       [listingId, '1.2.0'],
     );
     expect(rows).toEqual([]);
+  });
+
+  it('records a webhook-delivered tag over the limits as a failing release, fetching nothing', async () => {
+    const deep = 'a/b/c/d/e/f/g/h/deep.txt';
+    const pushed = await gh.pushTag(repo, {
+      tag: 'v1.2.1',
+      files: { ...files, [deep]: 'deep\n' },
+      webhookUrl: hookUrl,
+    });
+    expect(pushed.deliveries.map((delivery) => delivery.status)).toEqual([200, 200]);
+    const release = await judged('1.2.1');
+    expect(release).toMatchObject({ verdict: 'fail', commitSha: pushed.commit, artifactKey: null });
+    expect(release.scan?.findings).toEqual([
+      expect.objectContaining({ check: 'limits', rule_id: 'path-depth', tier: 'blocking' }),
+    ]);
+    const { rows } = await t.database.query<{ state: string }>(
+      'select state from release_cuts where listing_id = $1 and version = $2',
+      [listingId, '1.2.1'],
+    );
+    expect(rows).toEqual([{ state: 'refused' }]);
+    // The refused tree was never fetched into the mirror.
+    const mirror = repoPath(t.ctx.config, owner, slug);
+    expect(await resolveCommit(mirror, pushed.commit)).toBeUndefined();
   });
 
   it('publishes with repo_meta and owner from GitHub, and sells the tagged tree to the official client', async () => {
