@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { MAX_MICRO_USDC } from './usd.js';
 
 /**
  * Money is micro-USDC: a `bigint` inside the program, a decimal integer string on the wire and in
  * the database. It is never a float and never a JSON number. This is the only conversion point.
  */
 
-export const MAX_MICRO_USDC = 10n ** 15n;
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
 export function parseMicroUsdc(value: string): bigint {
@@ -18,16 +18,6 @@ export function parseMicroUsdc(value: string): bigint {
 export function formatMicroUsdc(amount: bigint): string {
   if (amount < 0n || amount > MAX_MICRO_USDC) throw new RangeError(`amount out of range: ${amount}`);
   return amount.toString();
-}
-
-/** "9.00" style dollars for people; exact, with at least two decimals and no trailing noise. */
-export function formatUsd(amount: bigint): string {
-  const whole = amount / 1_000_000n;
-  const fraction = (amount % 1_000_000n)
-    .toString()
-    .padStart(6, '0')
-    .replace(/0{1,4}$/, '');
-  return `${whole}.${fraction.padEnd(2, '0')}`;
 }
 
 /** A request field carrying micro-USDC; parses to `bigint`. */

@@ -1,7 +1,7 @@
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
-import { formatUsd } from '../platform/money.js';
 import { renderPage } from '../platform/page.js';
+import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import { escapeDisplay } from '../scan/paths.js';

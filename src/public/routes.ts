@@ -10,6 +10,7 @@ import { registerOpenApiRoute } from './openapi.js';
 import { registerSkillRoutes } from './skill.js';
 import { registerSnippetRoute } from './snippet.js';
 import { registerTermsRoute } from './terms-route.js';
+import { registerWebApp } from './web-app.js';
 import { registerX402DiscoveryRoute } from './x402-discovery.js';
 
 /**
@@ -18,7 +19,7 @@ import { registerX402DiscoveryRoute } from './x402-discovery.js';
  * Neither has a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
  */
 
-/** The service's own pages and documents: home, health, terms, API catalogue, skill, docs, OpenAPI. */
+/** The service's own pages and documents: home, health, terms, API catalogue, skill, docs, OpenAPI, the creator app. */
 export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   registerHomeRoutes(app, ctx);
   registerHealthRoute(app, ctx);
@@ -27,6 +28,7 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerSkillRoutes(app, ctx);
   registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
+  registerWebApp(app, ctx);
 };
 
 /** What anyone may read about a listing, each under the `public` rate limit: manifest, page, snippet, x402 discovery. */

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatMicroUsdc,
-  formatUsd,
-  MAX_MICRO_USDC,
-  MicroUsdcInput,
-  parseMicroUsdc,
-} from '../../src/platform/money.js';
+import { formatMicroUsdc, MicroUsdcInput, parseMicroUsdc } from '../../src/platform/money.js';
+import { formatUsd, MAX_MICRO_USDC, parseUsd } from '../../src/platform/usd.js';
 
 describe('money', () => {
   it('parses decimal integer strings to bigint exactly', () => {
@@ -39,4 +34,20 @@ describe('money', () => {
     expect(formatUsd(10n)).toBe('0.00001');
     expect(formatUsd(MAX_MICRO_USDC)).toBe('1000000000.00');
   });
+
+  it('reads dollars a person typed as exact micro-USDC', () => {
+    expect(parseUsd('0.10')).toBe(100_000n);
+    expect(parseUsd('19.99')).toBe(19_990_000n);
+    expect(parseUsd('1234.567891')).toBe(1_234_567_891n);
+    expect(parseUsd(' $5 ')).toBe(5_000_000n);
+    expect(parseUsd('0')).toBe(0n);
+    expect(parseUsd('1000000000')).toBe(MAX_MICRO_USDC);
+  });
+
+  it.each(['', '.5', '5.', '1.2345678', '-1', '1e3', '1,000', '01', '0x10', '1000000000.01', 'NaN', '١'])(
+    'refuses the typed amount %j',
+    (typed) => {
+      expect(parseUsd(typed)).toBeUndefined();
+    },
+  );
 });

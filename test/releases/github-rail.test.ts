@@ -267,7 +267,7 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     expect(pushed.deliveries.map((delivery) => delivery.status)).toEqual([200, 200]);
     const release = await judged('1.2.1');
     expect(release).toMatchObject({ verdict: 'fail', commitSha: pushed.commit, artifactKey: null });
-    expect(release.scan?.findings).toEqual([
+    expect((release.scan as { findings: unknown[] }).findings).toEqual([
       expect.objectContaining({ check: 'limits', rule_id: 'path-depth', tier: 'blocking' }),
     ]);
     const { rows } = await t.database.query<{ state: string }>(

@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { AppContext } from '../../context.js';
-import { MAX_MICRO_USDC } from '../../platform/money.js';
+import { MAX_MICRO_USDC } from '../../platform/usd.js';
 import { paymentRail } from '../context.js';
 
 /** `repo402 devnet fund`: mints test USDC on the devnet chain; the transaction hash. */
