@@ -30,7 +30,7 @@ export function creatorPaymentRoutes(ctx: AppContext) {
     /** The route's own error codes, with those of every key route. */
     const errors = (...codes: ErrorCode[]) =>
       errorResponses('invalid_request', 'invalid_key', 'insufficient_scope', ...codes, 'rate_limited');
-    const limitOf = (limit: string | undefined) => (limit === undefined ? undefined : Number(limit));
+    const integerOf = (value: string | undefined) => (value === undefined ? undefined : Number(value));
     const at = (date: Date | null) => date?.toISOString() ?? null;
 
     app.get(
@@ -44,7 +44,7 @@ export function creatorPaymentRoutes(ctx: AppContext) {
       async (request) => {
         const page = await listSales(ctx, creatorOf(request).id, {
           cursor: request.query.cursor,
-          limit: limitOf(request.query.limit),
+          limit: integerOf(request.query.limit),
           listingId: request.query.listing_id,
         });
         return {
@@ -77,7 +77,7 @@ export function creatorPaymentRoutes(ctx: AppContext) {
         response: { 200: DailySalesSchema, ...errors() },
       }),
       async (request) => {
-        const days = await salesPerDay(ctx, creatorOf(request).id, limitOf(request.query.days));
+        const days = await salesPerDay(ctx, creatorOf(request).id, integerOf(request.query.days));
         return {
           days: days.map((day) => ({
             date: day.date,
@@ -100,7 +100,7 @@ export function creatorPaymentRoutes(ctx: AppContext) {
       async (request) => {
         const ledger = await creatorLedger(ctx.database.db, creatorOf(request).id, {
           cursor: request.query.cursor,
-          limit: limitOf(request.query.limit),
+          limit: integerOf(request.query.limit),
         });
         return {
           balance_micro: formatMicroUsdc(ledger.balanceMicro),
@@ -131,7 +131,7 @@ export function creatorPaymentRoutes(ctx: AppContext) {
       async (request) => {
         const page = await listPayouts(ctx, creatorOf(request).id, {
           cursor: request.query.cursor,
-          limit: limitOf(request.query.limit),
+          limit: integerOf(request.query.limit),
         });
         return {
           payouts: page.payouts.map((payout) => ({

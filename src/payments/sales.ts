@@ -12,8 +12,8 @@ import { creatorBalances, dailySales, ledgerPage, type PagePosition, salesPage, 
  * comes from the key, never from the request.
  */
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const DEFAULT_DAYS = 30;
+const DEFAULT_PAGE_SIZE = 50;
+const DEFAULT_DAYS = 30;
 
 /** The explorer page of a transaction (`EXPLORER_TX_URL` with the hash for `{tx}`), if one is configured. */
 export function transactionUrl(config: PaymentsConfig, transaction: string | null): string | null {
