@@ -107,6 +107,16 @@ const EnvSchema = z.object({
     .optional(),
   /** Platform fee in basis points of each purchase, kept from the creator's credit. */
   PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
+  /**
+   * A block explorer's page of a transaction: an http(s) URL with `{tx}` where the hash goes.
+   * Defaults to Basescan on mainnet; on devnet, unset, no transaction gets a link.
+   */
+  EXPLORER_TX_URL: url(['http:', 'https:'])
+    .refine(
+      (value) => value.includes('{tx}'),
+      'expected a URL template containing {tx}, for example https://basescan.org/tx/{tx}',
+    )
+    .optional(),
   /** How long a buy waits for the facilitator's settle before answering 504 settlement_timeout. */
   SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
   /**
@@ -258,6 +268,8 @@ export interface PaymentsConfig {
   payoutPrivateKey?: `0x${string}`;
   feeBps: number;
   settlementTimeoutMs: number;
+  /** URL template of a transaction's explorer page, `{tx}` standing for the hash; unset, no links. */
+  explorerTxUrl?: string;
 }
 
 export interface S3Config {
@@ -380,6 +392,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       payoutPrivateKey: e.PAYOUT_PRIVATE_KEY as `0x${string}` | undefined,
       feeBps: e.PLATFORM_FEE_BPS,
       settlementTimeoutMs: e.SETTLEMENT_TIMEOUT_MS,
+      explorerTxUrl:
+        e.EXPLORER_TX_URL ?? (e.PAYMENTS_MODE === 'mainnet' ? 'https://basescan.org/tx/{tx}' : undefined),
     },
     ssh: {
       publicHost: e.SSH_HOST ?? new URL(e.BASE_URL ?? 'http://localhost').hostname,

@@ -62,6 +62,9 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_AUTH', '0/60'],
     ['APP_SECRET', 'short'],
     ['BODY_LIMIT_BYTES', '0'],
+    ['EXPLORER_TX_URL', 'ftp://explorer.example/tx/{tx}'],
+    ['EXPLORER_TX_URL', 'https://basescan.org/tx/'],
+    ['EXPLORER_TX_URL', 'javascript:alert("{tx}")'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -113,6 +116,20 @@ describe('loadConfig', () => {
     };
     expect(() => loadConfig({ PAYOUT_PRIVATE_KEY: key })).toThrow(/PAYOUT_PRIVATE_KEY: only used when/);
     expect(loadConfig(mainnet).payments.payoutPrivateKey).toBe(key);
+  });
+
+  it('links transactions to Basescan on mainnet, to nothing on devnet, or to the EXPLORER_TX_URL given', () => {
+    const mainnet = {
+      PAYMENTS_MODE: 'mainnet',
+      FACILITATOR_URL: 'https://facilitator.example',
+      PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
+      BASE_RPC_URL: 'https://rpc.example',
+    };
+    expect(loadConfig({}).payments.explorerTxUrl).toBeUndefined();
+    expect(loadConfig(mainnet).payments.explorerTxUrl).toBe('https://basescan.org/tx/{tx}');
+    const own = 'http://explorer.local:4000/tx/{tx}?chain=base';
+    expect(loadConfig({ EXPLORER_TX_URL: own }).payments.explorerTxUrl).toBe(own);
+    expect(loadConfig({ ...mainnet, EXPLORER_TX_URL: own }).payments.explorerTxUrl).toBe(own);
   });
 
   it('stops cut workers after CUT_WORKER_TIMEOUT_SECONDS, within the cut job expiry', () => {

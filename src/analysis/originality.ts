@@ -1,6 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/connect.js';
+import { type Db, selectRows } from '../db/connect.js';
 import { releaseBlobSets, releaseBlobs } from '../db/schema/index.js';
 
 export interface Originality {
@@ -68,7 +68,9 @@ export async function recordAndCompareBlobs(
   // Other listings' recordings of these blobs made before this listing first recorded each one.
   const rows: Array<{ listing_id: string; channel: string; blob_sha: string }> = [];
   for (let i = 0; i < shas.length; i += BATCH) {
-    const result = await db.execute(sql`
+    const found = await selectRows<{ listing_id: string; channel: string; blob_sha: string }>(
+      db,
+      sql`
       select distinct o.listing_id, os.channel, o.blob_sha
       from ${releaseBlobs} o
       join ${releaseBlobSets} os on os.listing_id = o.listing_id and os.version = o.version
@@ -79,8 +81,9 @@ export async function recordAndCompareBlobs(
           join ${releaseBlobSets} s on s.listing_id = b.listing_id and s.version = b.version
           where b.listing_id = ${input.listingId} and b.blob_sha = o.blob_sha
         )
-    `);
-    rows.push(...rowsOf<{ listing_id: string; channel: string; blob_sha: string }>(result));
+    `,
+    );
+    rows.push(...found);
     await yieldToLoop();
   }
   const perListing = new Map<string, { channel: string; count: number }>();
@@ -115,9 +118,4 @@ async function blobSetRecorded(db: Db, input: { listingId: string; version: stri
     .from(releaseBlobSets)
     .where(and(eq(releaseBlobSets.listingId, input.listingId), eq(releaseBlobSets.version, input.version)));
   return set !== undefined;
-}
-
-/** node-postgres returns `{rows}`, PGlite's drizzle driver too; normalise. */
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows: T[] }).rows ?? []);
 }

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import type { SQL } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -11,6 +12,15 @@ import * as schema from './schema/index.js';
 export type Schema = typeof schema;
 /** The query builder every store uses; the same on PGlite and PostgreSQL. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+/**
+ * Runs a hand-written statement (one the query builder cannot express) and returns its rows:
+ * node-postgres and PGlite's drizzle drivers answer `db.execute` with different shapes.
+ */
+export async function selectRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result: unknown = await db.execute(query);
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
+}
 
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number }

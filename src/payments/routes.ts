@@ -4,6 +4,7 @@ import type { App, AppContext } from '../context.js';
 import { requestCountry } from '../platform/compliance.js';
 import { ErrorSchema, errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
+import { creatorPaymentRoutes } from './creator-routes.js';
 import { encodeHeaderJson } from './payment-required.js';
 import {
   BuyHeaders,
@@ -19,9 +20,10 @@ import {
 import { buyLatest, fetchOwnedVersion, listEntitlements, openDownload, versionStatus } from './service.js';
 
 /**
- * The buyer's routes, one plugin registered under `/api`: buy, re-fetch, version status,
- * entitlements and the download a grant names. Every one is public and shares the `public` rate
- * limit. Routes read headers into plain values for the service and shape its answer into headers.
+ * The payments routes, one plugin registered under `/api`. The buyer's: buy, re-fetch, version
+ * status, entitlements and the download a grant names; every one is public and shares the
+ * `public` rate limit. Routes read headers into plain values for the service and shape its answer
+ * into headers. The creator's reads of sales, ledger and payouts are in `creator-routes.ts`.
  */
 export function paymentRoutes(ctx: AppContext) {
   return async (app: App): Promise<void> => {
@@ -195,5 +197,7 @@ export function paymentRoutes(ctx: AppContext) {
         return reply.send(download.stream);
       },
     );
+
+    await app.register(creatorPaymentRoutes(ctx));
   };
 }

@@ -29,7 +29,12 @@ describe.each(BACKENDS)('ledger and payouts on %s', (backend) => {
       ['credit', 1_950_000n, 50_000n],
     ]);
     expect(await creatorBalances(db, fixture.creator.id)).toEqual([
-      { creatorId: fixture.creator.id, balanceMicro: 5_850_000n },
+      {
+        creatorId: fixture.creator.id,
+        balanceMicro: 5_850_000n,
+        creditedMicro: 5_850_000n,
+        sweptMicro: 0n,
+      },
     ]);
 
     // A payout change requested now is not in force for 48 hours: the sweep pays the old address.

@@ -76,6 +76,10 @@ const EXPECTED_KEY_ROUTES = [
   'POST /api/listings/{id}/publish',
   'POST /api/listings/{id}/licence',
   'POST /api/listings/{id}/sync',
+  'GET /api/creators/me/sales',
+  'GET /api/creators/me/sales/daily',
+  'GET /api/creators/me/ledger',
+  'GET /api/creators/me/payouts',
 ];
 
 describe.each(BACKENDS)('authentication before validation on %s', (backend) => {
@@ -108,6 +112,7 @@ describe.each(BACKENDS)('authentication before validation on %s', (backend) => {
     expect(routes.find((route) => route.method === 'POST' && route.path === '/api/listings')?.scope).toBe(
       'listings:write',
     );
+    expect(routes.find((route) => route.path === '/api/creators/me/sales')?.scope).toBe('sales:read');
   });
 
   it('answers 401 invalid_key without issues to a caller with no key, a malformed key or an unknown key', async () => {

@@ -463,6 +463,26 @@ describe.each(BACKENDS)('text fields on %s', (backend) => {
           inject('GET', `/api/listings?${field}=${queryValue(value)}`, undefined, alice.apiKey),
       }),
     ),
+    // The creator's sales, ledger and payouts
+    ...(
+      [
+        ['/api/creators/me/sales', 'cursor'],
+        ['/api/creators/me/sales', 'limit'],
+        ['/api/creators/me/sales', 'listing_id'],
+        ['/api/creators/me/sales/daily', 'days'],
+        ['/api/creators/me/ledger', 'cursor'],
+        ['/api/creators/me/ledger', 'limit'],
+        ['/api/creators/me/payouts', 'cursor'],
+        ['/api/creators/me/payouts', 'limit'],
+      ] as const
+    ).map(
+      ([path, field]): FieldCase => ({
+        name: `${path} query ${field}`,
+        field,
+        query: true,
+        send: (value) => inject('GET', `${path}?${field}=${queryValue(value)}`, undefined, alice.apiKey),
+      }),
+    ),
   ];
 
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {

@@ -79,6 +79,8 @@ export const payments = pgTable(
       .on(table.listingId, table.payer, table.version)
       .where(sql`${table.state} in ('settling', 'settled') and not ${table.duplicate}`),
     index('payments_state').on(table.state, table.updatedAt),
+    /** A creator's sales (GET /api/creators/me/sales) start from the payments credited to them. */
+    index('payments_creator').on(table.creatorId),
   ],
 );
 
@@ -105,6 +107,8 @@ export const purchases = pgTable(
   (table) => [
     uniqueIndex('purchases_payment').on(table.paymentId),
     index('purchases_wallet_listing').on(table.wallet, table.listingId),
+    /** One listing's sales, newest first (`?listing_id=`). */
+    index('purchases_listing_page').on(table.listingId, table.createdAt, table.id),
   ],
 );
 
@@ -148,7 +152,8 @@ export const ledgerEntries = pgTable(
     createdAt: at('created_at').notNull(),
   },
   (table) => [
-    index('ledger_entries_creator').on(table.creatorId),
+    /** A creator's balance, and its entries newest first (GET /api/creators/me/ledger). */
+    index('ledger_entries_creator_page').on(table.creatorId, table.createdAt, table.id),
     uniqueIndex('ledger_entries_purchase').on(table.purchaseId),
     check('ledger_entries_positive', sql`${table.amountMicro} > 0`),
   ],
@@ -175,7 +180,11 @@ export const payoutSweeps = pgTable(
     createdAt: at('created_at').notNull(),
     finishedAt: at('finished_at'),
   },
-  (table) => [index('payout_sweeps_state').on(table.state)],
+  (table) => [
+    index('payout_sweeps_state').on(table.state),
+    /** A creator's payouts, newest first (GET /api/creators/me/payouts). */
+    index('payout_sweeps_creator_page').on(table.creatorId, table.createdAt, table.id),
+  ],
 );
 
 /**
