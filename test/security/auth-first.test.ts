@@ -76,6 +76,8 @@ const EXPECTED_KEY_ROUTES = [
   'POST /api/listings/{id}/publish',
   'POST /api/listings/{id}/licence',
   'POST /api/listings/{id}/sync',
+  'GET /api/listings/{id}/releases',
+  'GET /api/listings/{id}/manifest',
 ];
 
 describe.each(BACKENDS)('authentication before validation on %s', (backend) => {
