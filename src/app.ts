@@ -25,7 +25,7 @@ import { AppError } from './platform/errors.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
-import { listingDocumentRoutes, siteRoutes } from './public/routes.js';
+import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
 
@@ -130,6 +130,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(identityRoutes, { prefix: '/api', ctx });
   await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
+  await app.register(creatorDocumentRoutes, { ctx });
   await app.register(paymentRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { isValidName } from '../identity/handles.js';
-import { findListingByOwnerSlug } from './store.js';
+import { findListingByOwnerSlug, type ListingRow } from './store.js';
 
 /** A listing as public routes see it: published or retired, never a draft. */
 export interface PublicListing {
@@ -21,12 +21,25 @@ export async function findPublicListing(db: Db, owner: string, slug: string): Pr
   if (!isValidName(owner) || !isValidName(slug)) return null;
   const row = await findListingByOwnerSlug(db, owner, slug);
   if (!row || row.status === 'draft') return null;
+  return publicFields(row, row.status);
+}
+
+/**
+ * A listing as public routes will show it once it is on show: a draft as it would be published.
+ * Only for its own creator's previews (GET /api/listings/{id}/manifest); a draft stays unreadable
+ * by name.
+ */
+export function asShownPublicly(listing: ListingRow): PublicListing {
+  return publicFields(listing, listing.status === 'draft' ? 'published' : listing.status);
+}
+
+function publicFields(row: ListingRow, status: PublicListing['status']): PublicListing {
   return {
     id: row.id,
     owner: row.owner,
     slug: row.slug,
     creatorId: row.creatorId,
-    status: row.status,
+    status,
     priceMicro: row.priceMicro,
     updatePriceMicro: row.updatePriceMicro,
     description: row.description,

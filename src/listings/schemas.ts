@@ -160,10 +160,10 @@ export const HostKeySchema = z.object({
 });
 
 export const ListingReleaseSchema = ReleaseSchema.extend({
-  scan_report: z
-    .unknown()
-    .optional()
-    .meta({ description: 'The full trust report (null while pending); only on GET /api/listings/{id}' }),
+  scan_report: z.unknown().optional().meta({
+    description:
+      "The full trust report (null while pending); only on the creator's single-listing answers (GET /api/listings/{id}) and GET /api/listings/{id}/releases, never on the list",
+  }),
 }).meta({ id: 'ListingRelease' });
 
 /** A version claimed for a cut that has not become a release (yet). */

@@ -44,7 +44,11 @@ export interface ListingViewInput extends ReleaseHeads {
   tagChanges?: TagChange[];
 }
 
-function listingRelease(
+/**
+ * A release in a creator's answer (`ListingRelease`): with the full scan report on GET
+ * /api/listings/{id}, the other single-listing answers and GET /api/listings/{id}/releases.
+ */
+export function listingRelease(
   release: ShownRelease,
   withScanReport: boolean,
 ): z.infer<typeof ListingReleaseSchema> {

@@ -2,13 +2,15 @@ import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';
-import type { PublicListing } from '../listings/public-listings.js';
+import { asShownPublicly, type PublicListing } from '../listings/public-listings.js';
+import { ownedListing } from '../listings/service.js';
 import { offerFor, type PricedListing, pricedListing } from '../payments/offer.js';
 import { cacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
 import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
+import { latestPassingRelease } from '../releases/service.js';
 import { toPublicScan } from '../scan/report.js';
 import type { ScanReport } from '../scan/types.js';
 
@@ -58,7 +60,47 @@ async function loadManifest(ctx: AppContext, owner: string, slug: string): Promi
   // Publishing needs a price: a listing without one is not for sale here either, as on /api/v and /api/r.
   const listing = pricedListing(head?.listing);
   if (!head || !listing) throw new AppError('not_found', { message: `No listing ${owner}/${slug}` });
-  const { release } = head;
+  return manifestView(ctx, listing, head.release);
+}
+
+/**
+ * The manifest of one of the creator's listings (GET /api/listings/{id}/manifest): for a published
+ * or retired listing the label's document, byte for byte; for a draft the one the label will serve
+ * once it is published (`status: published`), at its latest passing release. Read fresh, past the
+ * head cache, so the creator sees a change at once. Another creator's listing is the same `404` as
+ * an unknown one; so is a listing no release of which passes yet.
+ */
+export async function ownListingManifest(
+  ctx: AppContext,
+  creatorId: string,
+  listingId: string,
+): Promise<ManifestView> {
+  const db = ctx.database.db;
+  const owned = await ownedListing(db, creatorId, listingId);
+  const release = await latestPassingRelease(db, owned.id);
+  if (!release) {
+    throw new AppError('not_found', {
+      message:
+        'No release of this listing passes its scan yet: the manifest shows the latest passing release',
+    });
+  }
+  const listing = pricedListing(asShownPublicly(owned));
+  if (!listing) {
+    throw new AppError('listing_not_ready', {
+      message: 'Set a price first: the manifest shows it',
+      details: { blocking: ['price'] },
+    });
+  }
+  const { id, version, artifactSha256, publishedAt } = release;
+  return manifestView(ctx, listing, { id, version, artifactSha256, publishedAt });
+}
+
+/** The serialised manifest of `release` as `listing` sells it, built once per release and listing revision. */
+async function manifestView(
+  ctx: AppContext,
+  listing: PublicListing & PricedListing,
+  release: ReleaseHead,
+): Promise<ManifestView> {
   const key = [
     release.id,
     listing.status,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { registerCatalogRoute } from './catalog.js';
+import { registerCreatorManifestRoute } from './creator-manifest.js';
 import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './docs.js';
 import { registerHealthRoute } from './health.js';
 import { registerHomeRoutes } from './home.js';
@@ -15,8 +16,9 @@ import { registerX402DiscoveryRoute } from './x402-discovery.js';
 
 /**
  * Public has two plugins because the OpenAPI document lists paths in registration order, with
- * the service's own documents first and the per-listing documents after the domains' APIs.
- * Neither has a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
+ * the service's own documents first and the per-listing documents after the domains' APIs; a
+ * third, the creator's preview of a listing's documents, sits beside the listing routes. None has
+ * a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
  */
 
 /** The service's own pages and documents: home, health, terms, API catalogue, skill, docs, OpenAPI, the creator app. */
@@ -37,4 +39,12 @@ export const listingDocumentRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> =
   registerManifestPage(app, ctx);
   registerSnippetRoute(app, ctx);
   registerX402DiscoveryRoute(app, ctx);
+};
+
+/**
+ * The creator's own view of what public serves about their listings (the manifest of a draft
+ * too), under the `creator` rate limit and a key; registered beside the listing routes.
+ */
+export const creatorDocumentRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  registerCreatorManifestRoute(app, ctx);
 };

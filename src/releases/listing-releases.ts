@@ -4,7 +4,7 @@ import type { ShownRelease } from '../listings/views.js';
 import { publishOwnListing } from './publish.js';
 import { headReleases, unfinishedCuts } from './service.js';
 import { type ReleaseRow, tagChangesOf } from './store.js';
-import { releaseBody } from './views.js';
+import { shownRelease } from './views.js';
 
 /** What the listing routes show of a listing's releases, and publishing, which the verdicts decide. */
 export function listingReleases(ctx: AppContext): ListingReleases {
@@ -41,5 +41,5 @@ export function listingReleases(ctx: AppContext): ListingReleases {
 }
 
 function shown(row: ReleaseRow | null): ShownRelease | null {
-  return row && { id: row.id, body: releaseBody(row), scanReport: row.scan, computed: row.computed };
+  return row && shownRelease(row);
 }

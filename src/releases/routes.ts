@@ -2,16 +2,31 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { ListingIdParamsSchema } from '../listings/schemas.js';
+import { listingRelease } from '../listings/views.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
+import { routeOptions } from '../platform/route-options.js';
 import { syncListing } from './cut/sync.js';
 import { handleGitHubDelivery } from './github-webhooks.js';
-import { OwnerSlugParamsSchema, ReleaseLogSchema, SyncRequestSchema, SyncResponseSchema } from './schemas.js';
-import { releaseLog } from './service.js';
+import {
+  ListingReleasePageSchema,
+  ListingReleasesQuerySchema,
+  OwnerSlugParamsSchema,
+  ReleaseLogSchema,
+  SyncRequestSchema,
+  SyncResponseSchema,
+} from './schemas.js';
+import { ownReleaseLog, releaseLog } from './service.js';
+import { shownRelease } from './views.js';
 
-/** Under `/api`: cutting a version of a creator's listing now, and the public release log. */
+/**
+ * Under `/api`: cutting a version of a creator's listing now, the creator's own release log of a
+ * listing, and the public release log.
+ */
 export function releaseRoutes(ctx: AppContext) {
   return async (app: App) => {
+    const creatorRoute = routeOptions(ctx.config, { rateLimit: 'creator', tag: 'creator' });
+
     app.post(
       '/listings/:id/sync',
       {
@@ -59,6 +74,40 @@ export function releaseRoutes(ctx: AppContext) {
       },
     );
 
+    app.get(
+      '/listings/:id/releases',
+      creatorRoute({
+        guard: requireApiKey(ctx, 'listings:read'),
+        summary:
+          "Every release of one of the caller's listings (drafts too), failing and pending ones included, newest first, each with its full scan report",
+        params: ListingIdParamsSchema,
+        querystring: ListingReleasesQuerySchema,
+        response: {
+          200: ListingReleasePageSchema,
+          ...errorResponses(
+            'invalid_request',
+            'invalid_key',
+            'insufficient_scope',
+            'not_found',
+            'rate_limited',
+          ),
+        },
+      }),
+      async (request, reply) => {
+        // The scan reports say where a secret sits: kept by no cache.
+        reply.header('cache-control', 'private, no-store');
+        const page = await ownReleaseLog(
+          ctx.database.db,
+          creatorOf(request).id,
+          request.params.id,
+          request.query.cursor,
+        );
+        return {
+          releases: page.releases.map((row) => listingRelease(shownRelease(row), true)),
+          next_cursor: page.nextCursor,
+        };
+      },
+    );
     app.get(
       '/v/:owner/:slug/releases',
       {

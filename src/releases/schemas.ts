@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ReleaseSchema } from '../listings/schemas.js';
+import { ListingReleaseSchema, ReleaseSchema } from '../listings/schemas.js';
+import { singleLineText } from '../platform/text-fields.js';
 
 export const SyncRequestSchema = z
   .strictObject({
@@ -38,5 +39,22 @@ export const ReleaseLogSchema = z
     next_cursor: z.string().nullable(),
   })
   .meta({ id: 'ReleaseLog' });
+
+/** The creator's own log of one listing (GET /api/listings/{id}/releases): drafts too, with scan reports. */
+export const ListingReleasePageSchema = z
+  .object({
+    releases: z.array(ListingReleaseSchema).meta({
+      description: 'Every release, pending, failing and refused ones too, newest version first, 50 per page',
+    }),
+    next_cursor: z.string().nullable(),
+  })
+  .meta({ id: 'ListingReleasePage' });
+
+export const ListingReleasesQuerySchema = z.strictObject({
+  cursor: singleLineText()
+    .max(512)
+    .optional()
+    .meta({ description: 'Opaque; the `next_cursor` of the previous page' }),
+});
 
 export const OwnerSlugParamsSchema = z.strictObject({ owner: z.string().max(64), slug: z.string().max(64) });

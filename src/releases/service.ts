@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { findPublicListing } from '../listings/public-listings.js';
+import { ownedListing } from '../listings/service.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import {
@@ -110,6 +111,21 @@ export interface ReleaseLogPage {
   nextCursor: string | null;
 }
 
+/** One page of a listing's releases, newest version first: the release log's page size and cursor. */
+async function releasePageOf(
+  db: Db,
+  listingId: string,
+  cursor: string | undefined,
+): Promise<{ releases: LoggedRelease[]; nextCursor: string | null }> {
+  const before = cursor ? parseVersion(decodeCursor(cursor, LogCursor).v) : undefined;
+  const rows = await releasePage(db, listingId, RELEASE_LOG_PAGE_SIZE + 1, before);
+  const page = rows.slice(0, RELEASE_LOG_PAGE_SIZE);
+  return {
+    releases: page,
+    nextCursor: rows.length > RELEASE_LOG_PAGE_SIZE ? encodeCursor({ v: page.at(-1)!.version }) : null,
+  };
+}
+
 /**
  * The public release log: every release, failing and pending ones too, newest version first.
  * Drafts and unknown listings are both `404`; a retired listing keeps its log.
@@ -122,14 +138,27 @@ export async function releaseLog(
 ): Promise<ReleaseLogPage> {
   const listing = await findPublicListing(db, owner, slug);
   if (!listing) throw new AppError('not_found', { message: 'No such listing' });
-  const before = cursor ? parseVersion(decodeCursor(cursor, LogCursor).v) : undefined;
-  const rows = await releasePage(db, listing.id, RELEASE_LOG_PAGE_SIZE + 1, before);
-  const page = rows.slice(0, RELEASE_LOG_PAGE_SIZE);
+  const page = await releasePageOf(db, listing.id, cursor);
   return {
     owner: listing.owner,
     slug: listing.slug,
     status: listing.status,
-    releases: page.map(releaseBody),
-    nextCursor: rows.length > RELEASE_LOG_PAGE_SIZE ? encodeCursor({ v: page.at(-1)!.version }) : null,
+    releases: page.releases.map(releaseBody),
+    nextCursor: page.nextCursor,
   };
+}
+
+/**
+ * The creator's own release log of one of their listings, drafts included: the public log's
+ * releases, order, page size and cursor, as stored (with the scan report). Another creator's
+ * listing is the same `404` as an unknown one.
+ */
+export async function ownReleaseLog(
+  db: Db,
+  creatorId: string,
+  listingId: string,
+  cursor?: string,
+): Promise<{ releases: LoggedRelease[]; nextCursor: string | null }> {
+  const listing = await ownedListing(db, creatorId, listingId);
+  return releasePageOf(db, listing.id, cursor);
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ReleaseSchema } from '../listings/schemas.js';
+import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import type { ReleaseRow } from './store.js';
 
@@ -21,4 +22,9 @@ export function releaseBody(row: ReleaseRow): ReleaseBody {
     price_micro: row.priceMicro === null ? null : formatMicroUsdc(row.priceMicro),
     update_price_micro: formatMicroUsdc(row.updatePriceMicro),
   };
+}
+
+/** A release as the creator's listing views show it: its Release body with the full scan report. */
+export function shownRelease(row: ReleaseRow): ShownRelease {
+  return { id: row.id, body: releaseBody(row), scanReport: row.scan, computed: row.computed };
 }

@@ -80,6 +80,8 @@ const EXPECTED_KEY_ROUTES = [
   'GET /api/creators/me/sales/daily',
   'GET /api/creators/me/ledger',
   'GET /api/creators/me/payouts',
+  'GET /api/listings/{id}/releases',
+  'GET /api/listings/{id}/manifest',
 ];
 
 describe.each(BACKENDS)('authentication before validation on %s', (backend) => {

@@ -453,6 +453,19 @@ describe.each(BACKENDS)('text fields on %s', (backend) => {
           ),
       })),
     ),
+    // GET /api/listings/{id}/releases
+    {
+      name: 'listing releases query cursor',
+      field: 'cursor',
+      query: true,
+      send: (value) =>
+        inject(
+          'GET',
+          `/api/listings/${listingId}/releases?cursor=${queryValue(value)}`,
+          undefined,
+          alice.apiKey,
+        ),
+    },
     // GET /api/listings
     ...(['cursor', 'limit'] as const).map(
       (field): FieldCase => ({
