@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +22,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   payments: ['releases', 'listings', 'identity', 'platform', 'db'],
   public: ['payments', 'releases', 'listings', 'identity', 'analysis', 'scan', 'platform', 'db'],
   mcp: ['public', 'payments', 'releases', 'listings', 'identity', 'platform', 'db'],
+  // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
+  web: ['scan', 'platform'],
 };
+/** Server files whose code the browser bundle may include: pure, no Node built-ins, no database. */
+const BROWSER_SAFE = new Set(['platform/usd.ts']);
 /** Files at the top of src/ every folder may import: the shared context and configuration types. */
 const CONTRACT = new Set(['context.ts', 'config.ts']);
 
@@ -32,8 +36,14 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
+    return /\.tsx?$/.test(entry.name) ? [full] : [];
   });
+}
+
+/** `./x.js` names `x.ts` or, in the web app, `x.tsx`. */
+function sourceOf(file: string, spec: string): string {
+  const resolved = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+  return existsSync(resolved) || !existsSync(`${resolved}x`) ? resolved : `${resolved}x`;
 }
 
 /** Every relative import, re-export and dynamic import of every file, resolved to a file of src/. */
@@ -44,7 +54,7 @@ function importGraph(): Map<string, string[]> {
     const targets = info.importedFiles
       .map((ref) => ref.fileName)
       .filter((spec) => spec.startsWith('.'))
-      .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts'));
+      .map((spec) => path.relative(SRC, sourceOf(file, spec)));
     graph.set(path.relative(SRC, file), targets);
   }
   return graph;
@@ -117,6 +127,21 @@ describe('the import graph of src/', () => {
     const wrong = edges
       .filter(({ from, to }) => folderOf(from) && folderOf(to) !== folderOf(from) && isStore(to))
       .map(({ from, to }) => `${from} -> ${to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('lets the browser bundle take only types, and code from browser-safe files, from the server', () => {
+    const wrong = [...graph.keys()]
+      .filter((file) => folderOf(file) === 'web')
+      .flatMap((file) => {
+        const full = path.join(SRC, file);
+        const text = readFileSync(full, 'utf8');
+        return [...text.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)]
+          .filter(([, typeOnly, spec]) => !typeOnly && spec!.startsWith('.'))
+          .map(([, , spec]) => path.relative(SRC, sourceOf(full, spec!)))
+          .filter((to) => folderOf(to) !== 'web' && !BROWSER_SAFE.has(to))
+          .map((to) => `${file} -> ${to}`);
+      });
     expect(wrong).toEqual([]);
   });
 
