@@ -14,7 +14,10 @@ export interface TestDatabase extends Database {
   url?: string;
 }
 
-/** A migrated database of its own: a PGlite copy of the template, or a new PostgreSQL database dropped on close. */
+/**
+ * A migrated database of its own: a PGlite copy of the template, or a new PostgreSQL database
+ * (a copy of the run's template database when global setup made one) dropped on close.
+ */
 export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const template = process.env.REPO402_PGLITE_TEMPLATE;
@@ -25,26 +28,28 @@ export async function openTestDatabase(backend: Backend): Promise<TestDatabase> 
   }
   const adminUrl = process.env.TEST_DATABASE_URL!;
   const name = `repo402_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
+  const template = process.env.REPO402_POSTGRES_TEMPLATE;
+  await adminQuery(adminUrl, `create database ${name}${template ? ` template ${template}` : ''}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const database = await connectDatabase({ kind: 'postgres', url: url.toString(), poolSize: 5 });
-  await migrate(database);
+  if (!template) await migrate(database);
   return {
     ...database,
     url: url.toString(),
     async close() {
       await database.close();
-      await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     },
   };
 }
 
-async function withAdmin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One statement on the server's admin database (create or drop a database). */
+export async function adminQuery(url: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return await fn(client);
+    await client.query(statement);
   } finally {
     await client.end();
   }

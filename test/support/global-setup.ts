@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { fromPglite } from '../../src/db/connect.js';
+import { connectDatabase, type Database, fromPglite } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { JobQueue } from '../../src/platform/jobs.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { adminQuery } from './db.js';
 
 /** The web app's bundle, from the current source: the app tests serve what `npm run build` would. */
 function buildWebApp(): Promise<void> {
@@ -17,26 +19,56 @@ function buildWebApp(): Promise<void> {
   });
 }
 
+/** Migrations, then pg-boss's schema (it installs it on first start): what every test database starts from. */
+async function prepare(database: Database): Promise<void> {
+  await migrate(database);
+  const queue = await JobQueue.open(database, [], createLogger('silent'));
+  await queue.stop(0);
+}
+
 /**
  * A fresh PGlite takes seconds to initialise; loading a migrated snapshot takes a fraction of
  * that. Build the snapshot once per run; every test database starts from a copy of it.
  */
-export default async function setup() {
-  const web = buildWebApp();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-template-'));
+async function pgliteTemplate(dir: string): Promise<string> {
   const client = new PGlite();
   const database = fromPglite(client);
-  await migrate(database);
-  // pg-boss installs its schema on first start; doing it here keeps that out of every test.
-  const queue = await JobQueue.open(database, [], createLogger('silent'));
-  await queue.stop(0);
+  await prepare(database);
   const dump = await client.dumpDataDir('none');
   const file = path.join(dir, 'template.tar');
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
   await database.close();
-  process.env.REPO402_PGLITE_TEMPLATE = file;
+  return file;
+}
+
+/**
+ * PostgreSQL copies a template database in a fifth of the time migrating a new one takes, and
+ * hundreds of test databases are made per run. Returns the template's name, or undefined without
+ * TEST_DATABASE_URL.
+ */
+async function postgresTemplate(): Promise<string | undefined> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) return undefined;
+  const name = `repo402_template_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = await connectDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
+  await prepare(database);
+  await database.close();
+  return name;
+}
+
+export default async function setup() {
+  const web = buildWebApp();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-template-'));
+  const [pglite, postgres] = await Promise.all([pgliteTemplate(dir), postgresTemplate()]);
+  process.env.REPO402_PGLITE_TEMPLATE = pglite;
+  if (postgres) process.env.REPO402_POSTGRES_TEMPLATE = postgres;
   await web;
   return async () => {
     await rm(dir, { recursive: true, force: true });
+    if (postgres)
+      await adminQuery(process.env.TEST_DATABASE_URL!, `drop database if exists ${postgres} with (force)`);
   };
 }
