@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { openPooledPglite } from './pglite-pool.js';
 
 export type Backend = 'pglite' | 'postgres';
 
@@ -15,15 +15,15 @@ export interface TestDatabase extends Database {
 }
 
 /**
- * A migrated database of its own: a PGlite copy of the template, or a new PostgreSQL database
+ * A migrated database of its own: a PGlite in the template's state (test/support/pglite-pool.ts), or a new PostgreSQL database
  * (a copy of the run's template database when global setup made one) dropped on close.
  */
 export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const template = process.env.REPO402_PGLITE_TEMPLATE;
-    const loadDataDir = template ? new Blob([await readFile(template)]) : undefined;
-    const database = await connectDatabase({ kind: 'pglite-memory', loadDataDir });
-    if (!template) await migrate(database);
+    if (template) return openPooledPglite(template);
+    const database = await connectDatabase({ kind: 'pglite-memory' });
+    await migrate(database);
     return database;
   }
   const adminUrl = process.env.TEST_DATABASE_URL!;
