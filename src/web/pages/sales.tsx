@@ -2,6 +2,7 @@ import { api, query } from '../api.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { MoreButton } from '../components/more-button.js';
 import { SalesChart, type SalesDay } from '../components/sales-chart.js';
+import { TableScroll } from '../components/table-scroll.js';
 import { shortHex, usd, when } from '../format.js';
 import { useLoad, usePaged } from '../use-load.js';
 
@@ -86,7 +87,7 @@ export function SalesPage() {
       ) : sales.items.length === 0 ? (
         <p class="muted">No sales yet.</p>
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Sales">
           <table id="sales">
             <thead>
               <tr>
@@ -123,7 +124,7 @@ export function SalesPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <MoreButton more={sales.more} />
       <h2>Payouts</h2>
@@ -131,7 +132,7 @@ export function SalesPage() {
       {payouts.items.length === 0 ? (
         <p class="muted">{payouts.loading ? 'Loading…' : 'No payouts yet.'}</p>
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Payouts">
           <table id="payouts">
             <thead>
               <tr>
@@ -161,7 +162,7 @@ export function SalesPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <MoreButton more={payouts.more} />
     </section>
