@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { utc, when } from '../format.js';
+import { plural, utc, when } from '../format.js';
 import { session, startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
 import { type Address, connectWallet, signChallenge } from '../wallet.js';
@@ -217,8 +217,8 @@ function KeyRotation({ creator }: { creator: Creator }) {
         <div id="rotated">
           <div class="notice warn" role="alert">
             Your new API key is shown <strong>once</strong>: copy it now.{' '}
-            {count(rotated.revoked.agent_keys, 'agent key')} and{' '}
-            {count(rotated.revoked.web_sessions, 'browser session')} were revoked.
+            {plural(rotated.revoked.agent_keys, 'agent key')} and{' '}
+            {plural(rotated.revoked.web_sessions, 'browser session')} were revoked.
           </div>
           <CopyBlock text={rotated.api_key} label="new API key" />
         </div>
@@ -229,10 +229,6 @@ function KeyRotation({ creator }: { creator: Creator }) {
       )}
     </div>
   );
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** The wallet must have `address` selected to sign for it; say so plainly instead of failing later. */

@@ -441,7 +441,7 @@ function ManifestPreview({ listing }: { listing: Loaded<Listing> }) {
       <h2 id="manifest-heading">The manifest buyers see</h2>
       {manifest.data ? (
         <>
-          <ManifestSummary manifest={manifest.data} />
+          <ManifestSummary manifest={manifest.data} licence={data?.licence ?? null} />
           <details>
             <summary>Full manifest (JSON)</summary>
             <pre class="json">{JSON.stringify(manifest.data, null, 2)}</pre>
@@ -462,7 +462,13 @@ function ManifestPreview({ listing }: { listing: Loaded<Listing> }) {
   );
 }
 
-function ManifestSummary({ manifest }: { manifest: Record<string, unknown> }) {
+function ManifestSummary({
+  manifest,
+  licence,
+}: {
+  manifest: Record<string, unknown>;
+  licence: string | null;
+}) {
   const computed = (manifest.computed ?? {}) as {
     inventory_sentence?: string;
     licence?: { spdx: string; verdict: string };
@@ -476,7 +482,15 @@ function ManifestSummary({ manifest }: { manifest: Record<string, unknown> }) {
       <dt>What it is</dt>
       <dd>{computed.inventory_sentence ?? '—'}</dd>
       <dt>Licence</dt>
-      <dd>{computed.licence ? `${computed.licence.spdx} (${computed.licence.verdict})` : '—'}</dd>
+      <dd>
+        {computed.licence ? `${computed.licence.spdx} (${computed.licence.verdict})` : '—'}
+        {licence && computed.licence?.spdx !== licence ? (
+          <span class="muted small">
+            {' '}
+            · {licence} is on your branch: the next version you tag carries it.
+          </span>
+        ) : null}
+      </dd>
       <dt>Scan</dt>
       <dd>
         {computed.scan ? <Verdict verdict={computed.scan.verdict} /> : '—'}{' '}

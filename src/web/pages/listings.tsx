@@ -55,9 +55,7 @@ export function ListingsPage() {
               {listings.items.map((listing) => (
                 <tr key={listing.id}>
                   <td>
-                    <a href={`/app/listings/${listing.id}`}>
-                      {listing.owner}/{listing.slug}
-                    </a>
+                    <a href={`/app/listings/${listing.id}`}>{listing.slug}</a>
                     <span class="muted small"> · {listing.source}</span>
                   </td>
                   <td>
