@@ -54,7 +54,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       ? (parsed as ApiErrorBody)
       : { code: 'internal', message: `The service answered ${response.status} ${response.statusText}` };
   if (response.status === 401 && key && session()?.key === key) {
-    endSession(`${error.message} (${error.code})`);
+    endSession(`You were signed out. ${error.message.replace(/\.$/, '')} (${error.code}).`);
   }
   throw new ApiError(response.status, error);
 }

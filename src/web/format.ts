@@ -7,6 +7,16 @@ export function usd(micro: string | null | undefined): string {
   return amount === 0n ? 'Free' : `$${formatUsd(amount)}`;
 }
 
+/** "$0.00", "$19.99": an amount of money (a balance, a sale), never "Free". */
+export function money(micro: string): string {
+  return `$${formatUsd(BigInt(micro))}`;
+}
+
+/** "1 sale", "2 sales". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 /** The dollars to put back into a price field: "19.99", "0.10". */
 export function dollarsField(micro: string | null | undefined): string {
   return micro === null || micro === undefined ? '' : formatUsd(BigInt(micro));

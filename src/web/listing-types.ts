@@ -50,6 +50,8 @@ export interface Listing {
     failure_reason: string | null;
     requested_at: string;
   }>;
+  /** The newest passing release (the one on sale once published). */
   latest_release: ListingRelease | null;
-  newest_release: ListingRelease | null;
+  /** The newest release of any verdict, only when it is not `latest_release`. */
+  newest_release?: ListingRelease;
 }

@@ -26,12 +26,24 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
-/** Runs `tick` every `ms` while `active`, for work the service finishes later (a release cut). */
+/**
+ * Runs `tick` every `ms` while `active` and the tab is visible, for work the service finishes
+ * later (a release cut); one tick at once when the tab comes back into view.
+ */
 export function usePoll(active: boolean, tick: () => Promise<void>, ms = 2000): void {
   useEffect(() => {
     if (!active) return;
-    const timer = setInterval(() => void tick(), ms);
-    return () => clearInterval(timer);
+    const timer = setInterval(() => {
+      if (!document.hidden) void tick();
+    }, ms);
+    const visible = () => {
+      if (!document.hidden) void tick();
+    };
+    document.addEventListener('visibilitychange', visible);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', visible);
+    };
   }, [active, tick, ms]);
 }
 

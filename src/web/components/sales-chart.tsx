@@ -1,4 +1,4 @@
-import { usd } from '../format.js';
+import { money, plural } from '../format.js';
 
 export interface SalesDay {
   date: string;
@@ -28,7 +28,7 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
         viewBox={`0 0 ${width} ${height}`}
         preserveAspectRatio="none"
         role="img"
-        aria-label={`Sales over the last ${days.length} days: ${count} sales, ${usd(total.toString())}`}
+        aria-label={`Sales over the last ${days.length} days: ${plural(count, 'sale')}, ${money(total.toString())}`}
       >
         {days.map((day, index) => {
           const amount = BigInt(day.amount_micro);
@@ -42,13 +42,13 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
               height={bar}
               class="bar"
             >
-              <title>{`${day.date}: ${day.sales} sales, ${usd(day.amount_micro)}`}</title>
+              <title>{`${day.date}: ${plural(day.sales, 'sale')}, ${money(day.amount_micro)}`}</title>
             </rect>
           );
         })}
       </svg>
       <figcaption>
-        {count} sales, {usd(total.toString())} gross over the last {days.length} days (UTC)
+        {plural(count, 'sale')}, {money(total.toString())} gross over the last {days.length} days (UTC)
       </figcaption>
       <details>
         <summary>Per day</summary>
@@ -68,8 +68,8 @@ export function SalesChart({ days }: { days: SalesDay[] }) {
                 <tr key={day.date}>
                   <td>{day.date}</td>
                   <td>{day.sales}</td>
-                  <td>{usd(day.amount_micro)}</td>
-                  <td>{usd(day.net_micro)}</td>
+                  <td>{money(day.amount_micro)}</td>
+                  <td>{money(day.net_micro)}</td>
                 </tr>
               ))}
           </tbody>

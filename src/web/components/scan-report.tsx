@@ -22,56 +22,27 @@ export function ScanReportView({ report }: { report: ScanReport | null | undefin
       {findings.length === 0 ? (
         <p class="muted">No findings.</p>
       ) : (
-        <div class="table-scroll">
-          <table>
-            <caption class="visually-hidden">Findings</caption>
-            <thead>
-              <tr>
-                <th scope="col">Tier</th>
-                <th scope="col">Where</th>
-                <th scope="col">Rule</th>
-                <th scope="col">Severity</th>
-                <th scope="col">What</th>
-              </tr>
-            </thead>
-            <tbody>
-              {findings.map((finding, index) => (
-                <tr
-                  key={`${finding.rule_id}-${finding.path}-${finding.line}-${index}`}
-                  class={`tier-${finding.tier}`}
-                >
-                  <td>
-                    <span class={`badge tier-${finding.tier}`}>{finding.tier}</span>
-                    <span class="visually-hidden"> ({TIER_WORDS[finding.tier]})</span>
-                  </td>
-                  <td>
-                    {finding.path ? (
-                      <code>
-                        {finding.path}
-                        {finding.line ? `:${finding.line}` : ''}
-                      </code>
-                    ) : finding.package ? (
-                      <code>
-                        {finding.package.name}@{finding.package.version ?? '?'}
-                      </code>
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td>
-                    <code>{finding.rule_id}</code>
-                  </td>
-                  <td>{finding.severity}</td>
-                  <td>
-                    {finding.description}
-                    {finding.hint ? <span class="muted"> ({finding.hint})</span> : null}
-                    {finding.source ? <span class="muted"> · {finding.source}</span> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ul class="findings" aria-label="Findings">
+          {findings.map((finding, index) => (
+            <li
+              key={`${finding.rule_id}-${finding.path}-${finding.line}-${index}`}
+              class={`finding tier-${finding.tier}`}
+            >
+              <p>
+                <span class={`badge tier-${finding.tier}`}>{finding.tier}</span>
+                <span class="visually-hidden"> ({TIER_WORDS[finding.tier]})</span> <Where finding={finding} />{' '}
+                <span class="muted small">
+                  <code>{finding.rule_id}</code> · {finding.severity.toLowerCase()}
+                </span>
+              </p>
+              <p>
+                {finding.description}
+                {finding.hint ? <span class="muted"> ({finding.hint})</span> : null}
+                {finding.source ? <span class="muted"> · {finding.source}</span> : null}
+              </p>
+            </li>
+          ))}
+        </ul>
       )}
       <details>
         <summary>Checks ({checks.length})</summary>
@@ -86,6 +57,26 @@ export function ScanReportView({ report }: { report: ScanReport | null | undefin
       </details>
     </div>
   );
+}
+
+/** Where a finding is: a file and line, a dependency, or nothing (the whole release). */
+function Where({ finding }: { finding: Finding }) {
+  if (finding.path) {
+    return (
+      <code class="where">
+        {finding.path}
+        {finding.line ? `:${finding.line}` : ''}
+      </code>
+    );
+  }
+  if (finding.package) {
+    return (
+      <code class="where">
+        {finding.package.name}@{finding.package.version ?? '?'}
+      </code>
+    );
+  }
+  return null;
 }
 
 export function Verdict({ verdict }: { verdict: string }) {

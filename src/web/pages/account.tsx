@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
-import { utc, when } from '../format.js';
+import { plural, utc, when } from '../format.js';
 import { session, startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
 import { type Address, connectWallet, signChallenge } from '../wallet.js';
@@ -72,12 +72,15 @@ function AbuseContactChange({ creator, done }: { creator: Creator; done: () => P
   const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
     setBusy(true);
     setError(undefined);
     try {
       await requireAccount(creator.payout_address);
       const stepUp = await signChallenge(creator.payout_address, 'step_up');
       await api('PATCH', '/creators/me', { abuse_contact: value.trim(), step_up: stepUp });
+      // A fresh, empty field: not one the creator left empty (which :user-invalid would mark).
+      form.reset();
       setValue('');
       await done();
     } catch (caught) {
@@ -213,8 +216,9 @@ function KeyRotation({ creator }: { creator: Creator }) {
       {rotated ? (
         <div id="rotated">
           <div class="notice warn" role="alert">
-            Your new API key is shown <strong>once</strong>: copy it now. {rotated.revoked.agent_keys} agent
-            key(s) and {rotated.revoked.web_sessions} browser session(s) were revoked.
+            Your new API key is shown <strong>once</strong>: copy it now.{' '}
+            {plural(rotated.revoked.agent_keys, 'agent key')} and{' '}
+            {plural(rotated.revoked.web_sessions, 'browser session')} were revoked.
           </div>
           <CopyBlock text={rotated.api_key} label="new API key" />
         </div>

@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'preact/hooks';
-import { api, query } from '../api.js';
+import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { MoreButton } from '../components/more-button.js';
@@ -27,7 +27,11 @@ export function ListingPage({ id }: { id: string }) {
   const working =
     (listing.data?.cuts ?? []).some((cut) => cut.state === 'queued') ||
     releases.items.some((release) => release.scan === 'pending');
-  usePoll(working, refresh);
+  const awaitingFirst =
+    !releases.loading && releases.items.length === 0 && (listing.data?.cuts ?? []).length === 0;
+  // A cut under way is followed closely; a listing waiting for its first tag, often enough to see
+  // the push land; otherwise slowly, so a tag pushed while the page is open still shows up.
+  usePoll(listing.data?.status !== 'retired', refresh, working ? 2000 : awaitingFirst ? 3000 : 15_000);
 
   if (!listing.data) return listing.error ? <ErrorNotice error={listing.error} /> : <p>Loading…</p>;
   const data = listing.data;
@@ -56,12 +60,14 @@ export function ListingPage({ id }: { id: string }) {
       )}
       {data.status !== 'retired' ? <Actions listing={data} done={refresh} /> : null}
       {data.status !== 'retired' ? <DetailsForm listing={data} done={listing.reload} /> : null}
-      <h2>Releases</h2>
+      <h2 id="releases-heading">Releases</h2>
       <ErrorNotice error={releases.error} />
       {releases.items.length === 0 && !releases.loading ? (
-        <p class="muted">No release yet: push a vX.Y.Z tag, or sync.</p>
+        <p class="muted">
+          No release yet: push a vX.Y.Z tag, or sync. This page updates by itself when one arrives.
+        </p>
       ) : (
-        <ol class="releases">
+        <ol class="releases" aria-labelledby="releases-heading">
           {releases.items.map((release, index) => (
             <ReleaseItem key={release.version} release={release} open={index === 0} />
           ))}
@@ -127,7 +133,7 @@ function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<
     }
   };
   return (
-    <details class="card" open={listing.latest_release === null && listing.newest_release === null}>
+    <details class="card" open={!listing.latest_release && !listing.newest_release}>
       <summary>
         <h2>Push your code</h2>
       </summary>
@@ -155,6 +161,7 @@ function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<
           <label for="replace-key">Replace the deploy key</label>
           <textarea
             id="replace-key"
+            class="mono"
             rows={2}
             required
             value={key}
@@ -316,7 +323,10 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
     event.preventDefault();
     setError(undefined);
     try {
-      const body: Record<string, string> = { description: form.description, trigger_hint: form.hint };
+      // The service keeps a description and a hint once given (never empty): an empty field is left as it is.
+      const body: Record<string, string> = {};
+      if (form.description.trim()) body.description = form.description.trim();
+      if (form.hint.trim()) body.trigger_hint = form.hint.trim();
       if (form.price.trim()) body.price_micro = microFromDollars(form.price, 'Price');
       body.update_price_micro = form.updatePrice.trim()
         ? microFromDollars(form.updatePrice, 'Update price')
@@ -329,8 +339,8 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
     }
   };
   return (
-    <form class="card" onSubmit={submit} id="details">
-      <h2>Price and description</h2>
+    <form class="card" onSubmit={submit} id="details" aria-labelledby="details-heading">
+      <h2 id="details-heading">Price and description</h2>
       <ErrorNotice error={error} />
       {saved ? (
         <div class="notice good" role="status">
@@ -342,30 +352,38 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
         label="Price"
         value={form.price}
         onInput={set('price')}
-        help={`Now ${usd(listing.pricing.price_micro)}. A first purchase; 0 makes it free.`}
+        help={`Now: ${usd(listing.pricing.price_micro)}. What a first purchase costs; 0 makes it free.`}
       />
       <PriceInput
         id="edit-update-price"
         label="Update price"
         value={form.updatePrice}
         onInput={set('updatePrice')}
-        help={`Now ${usd(listing.pricing.update_price_micro)}. What a holder pays for a newer version; 0 includes updates.`}
+        help={`Now: ${usd(listing.pricing.update_price_micro)}. What a holder pays for a newer version; 0 includes updates.`}
       />
       <label for="edit-description">Description</label>
       <textarea
         id="edit-description"
         rows={3}
         maxLength={5000}
+        aria-describedby="edit-description-help"
         value={form.description}
         onInput={(e) => set('description')(e.currentTarget.value)}
       />
+      <p id="edit-description-help" class="muted small">
+        What it is, for buyers. Needed before publishing.
+      </p>
       <label for="edit-hint">When should an agent use it?</label>
       <input
         id="edit-hint"
         maxLength={1000}
+        aria-describedby="edit-hint-help"
         value={form.hint}
         onInput={(e) => set('hint')(e.currentTarget.value)}
       />
+      <p id="edit-hint-help" class="muted small">
+        One sentence an agent matches its task against. Needed before publishing.
+      </p>
       <button type="submit">Save</button>
     </form>
   );
@@ -379,7 +397,7 @@ function ReleaseItem({ release, open }: { release: ListingRelease; open: boolean
           <strong>{release.version}</strong> <Verdict verdict={release.scan} />{' '}
           <span class="muted small">
             {release.tag} · {shortHex(release.commit_sha, 5)} · {when(release.published_at)} ·{' '}
-            {usd(release.price_micro)}
+            {release.price_micro === null ? 'priced when published' : usd(release.price_micro)}
           </span>
         </summary>
         {release.changelog ? <pre class="changelog">{release.changelog}</pre> : null}
@@ -402,33 +420,55 @@ function ReleaseItem({ release, open }: { release: ListingRelease; open: boolean
 
 /** The manifest as buyers see it (or will, once published): the service's own document. */
 function ManifestPreview({ listing }: { listing: Loaded<Listing> }) {
-  const id = listing.data?.id ?? '';
-  const onSale = listing.data?.latest_release?.version ?? '';
+  const data = listing.data;
+  const id = data?.id ?? '';
+  // Reloaded whenever something the manifest shows changes: the release on sale, prices, words, licence, status.
+  const shown = JSON.stringify([
+    data?.latest_release?.version,
+    data?.latest_release?.scan,
+    data?.pricing,
+    data?.description,
+    data?.trigger_hint,
+    data?.licence,
+    data?.status,
+  ]);
   const manifest = useLoad(
     () => api<Record<string, unknown>>('GET', `/listings/${id}/manifest`),
-    `manifest-${id}-${onSale}`,
+    `manifest-${id}-${shown}`,
   );
   return (
-    <div class="card" id="manifest">
-      <h2>The manifest buyers see</h2>
+    <section class="card" id="manifest" aria-labelledby="manifest-heading">
+      <h2 id="manifest-heading">The manifest buyers see</h2>
       {manifest.data ? (
         <>
-          <ManifestSummary manifest={manifest.data} />
+          <ManifestSummary manifest={manifest.data} licence={data?.licence ?? null} />
           <details>
             <summary>Full manifest (JSON)</summary>
             <pre class="json">{JSON.stringify(manifest.data, null, 2)}</pre>
           </details>
         </>
+      ) : manifest.error instanceof ApiError &&
+        (manifest.error.status === 404 || manifest.error.status === 409) ? (
+        // Not an error to alarm anyone: the manifest exists once a release passes and a price is set.
+        <p class="muted" id="manifest-pending">
+          {manifest.error.body.message}.
+        </p>
       ) : manifest.error ? (
         <ErrorNotice error={manifest.error} />
       ) : (
         <p>Loading…</p>
       )}
-    </div>
+    </section>
   );
 }
 
-function ManifestSummary({ manifest }: { manifest: Record<string, unknown> }) {
+function ManifestSummary({
+  manifest,
+  licence,
+}: {
+  manifest: Record<string, unknown>;
+  licence: string | null;
+}) {
   const computed = (manifest.computed ?? {}) as {
     inventory_sentence?: string;
     licence?: { spdx: string; verdict: string };
@@ -442,7 +482,15 @@ function ManifestSummary({ manifest }: { manifest: Record<string, unknown> }) {
       <dt>What it is</dt>
       <dd>{computed.inventory_sentence ?? '—'}</dd>
       <dt>Licence</dt>
-      <dd>{computed.licence ? `${computed.licence.spdx} (${computed.licence.verdict})` : '—'}</dd>
+      <dd>
+        {computed.licence ? `${computed.licence.spdx} (${computed.licence.verdict})` : '—'}
+        {licence && computed.licence?.spdx !== licence ? (
+          <span class="muted small">
+            {' '}
+            · {licence} is on your branch: the next version you tag carries it.
+          </span>
+        ) : null}
+      </dd>
       <dt>Scan</dt>
       <dd>
         {computed.scan ? <Verdict verdict={computed.scan.verdict} /> : '—'}{' '}

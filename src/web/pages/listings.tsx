@@ -4,6 +4,7 @@ import { ErrorNotice } from '../components/error-notice.js';
 import { MoreButton } from '../components/more-button.js';
 import { microFromDollars, PriceInput } from '../components/price-fields.js';
 import { Verdict } from '../components/scan-report.js';
+import { TableScroll } from '../components/table-scroll.js';
 import { usd, when } from '../format.js';
 import type { Listing } from '../listing-types.js';
 import { navigate } from '../router.js';
@@ -32,12 +33,13 @@ export function ListingsPage() {
       ) : listings.items.length === 0 ? (
         listings.error ? null : (
           <p>
-            No listings yet. <a href="/app/listings/new">Create your first</a>: you push a repository, tag a
-            version, and it goes on sale once it passes its scan.
+            No listings yet. <a href="/app/listings/new">Create your first</a>: you push a repository and tag
+            a version; once a release passes its scan and the listing has a price and a description, you
+            publish it.
           </p>
         )
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Your listings">
           <table>
             <thead>
               <tr>
@@ -53,9 +55,7 @@ export function ListingsPage() {
               {listings.items.map((listing) => (
                 <tr key={listing.id}>
                   <td>
-                    <a href={`/app/listings/${listing.id}`}>
-                      {listing.owner}/{listing.slug}
-                    </a>
+                    <a href={`/app/listings/${listing.id}`}>{listing.slug}</a>
                     <span class="muted small"> · {listing.source}</span>
                   </td>
                   <td>
@@ -64,23 +64,28 @@ export function ListingsPage() {
                   <td>{usd(listing.pricing.price_micro)}</td>
                   <td>{listing.latest_release?.version ?? '—'}</td>
                   <td>
-                    {listing.newest_release ? (
-                      <>
-                        {listing.newest_release.version} <Verdict verdict={listing.newest_release.scan} />
-                      </>
-                    ) : (
-                      '—'
-                    )}
+                    <NewestRelease listing={listing} />
                   </td>
                   <td>{when(listing.created_at)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-          <MoreButton more={listings.more} />
-        </div>
+        </TableScroll>
       )}
+      <MoreButton more={listings.more} />
     </section>
+  );
+}
+
+/** The newest release of any verdict: `newest_release` is sent only when it is not the one on sale. */
+function NewestRelease({ listing }: { listing: Listing }) {
+  const newest = listing.newest_release ?? listing.latest_release;
+  if (!newest) return <>—</>;
+  return (
+    <>
+      {newest.version} <Verdict verdict={newest.scan} />
+    </>
   );
 }
 
@@ -147,6 +152,7 @@ export function NewListingPage() {
         <label for="ssh-key">SSH public key</label>
         <textarea
           id="ssh-key"
+          class="mono"
           required
           rows={3}
           placeholder="ssh-ed25519 AAAA… you@laptop"
@@ -177,16 +183,24 @@ export function NewListingPage() {
           id="description"
           rows={3}
           maxLength={5000}
+          aria-describedby="description-help"
           value={form.description}
           onInput={(e) => set('description')(e.currentTarget.value)}
         />
+        <p id="description-help" class="muted small">
+          What it is, for buyers. Needed before publishing; you can add it later.
+        </p>
         <label for="hint">When should an agent use it?</label>
         <input
           id="hint"
           maxLength={1000}
+          aria-describedby="hint-help"
           value={form.hint}
           onInput={(e) => set('hint')(e.currentTarget.value)}
         />
+        <p id="hint-help" class="muted small">
+          One sentence an agent matches its task against. Needed before publishing.
+        </p>
         <button type="submit" disabled={busy}>
           Create listing
         </button>

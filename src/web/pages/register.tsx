@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
+import { TermsText } from '../components/terms-text.js';
 import { navigate } from '../router.js';
 import { startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
@@ -136,8 +137,15 @@ export function RegisterPage() {
           <legend>Creator agreement{terms.data ? `, version ${terms.data.version}` : ''}</legend>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the scrolling terms must be reachable by keyboard. */}
           <section class="terms" tabIndex={0} aria-label="Creator agreement text">
-            {terms.data ? <pre>{terms.data.text}</pre> : <p>Loading the terms…</p>}
+            {terms.data ? <TermsText text={terms.data.text} /> : <p>Loading the terms…</p>}
           </section>
+          {terms.data ? (
+            <p class="muted small">
+              <a href={terms.data.url} target="_blank" rel="noopener">
+                The agreement on its own page
+              </a>
+            </p>
+          ) : null}
           <label class="check">
             <input type="checkbox" required checked={form.accepted} onChange={set('accepted')} /> I accept the
             creator agreement{terms.data ? ` (version ${terms.data.version})` : ''}

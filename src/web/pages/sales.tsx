@@ -2,7 +2,8 @@ import { api, query } from '../api.js';
 import { ErrorNotice } from '../components/error-notice.js';
 import { MoreButton } from '../components/more-button.js';
 import { SalesChart, type SalesDay } from '../components/sales-chart.js';
-import { shortHex, usd, when } from '../format.js';
+import { TableScroll } from '../components/table-scroll.js';
+import { money, shortHex, when } from '../format.js';
 import { useLoad, usePaged } from '../use-load.js';
 
 interface Sale {
@@ -66,15 +67,15 @@ export function SalesPage() {
         <dl class="stats" id="balance">
           <div>
             <dt>Balance</dt>
-            <dd class="big">{usd(ledger.data.balance_micro)}</dd>
+            <dd class="big">{money(ledger.data.balance_micro)}</dd>
           </div>
           <div>
             <dt>Earned (net of fees)</dt>
-            <dd>{usd(ledger.data.credited_micro)}</dd>
+            <dd>{money(ledger.data.credited_micro)}</dd>
           </div>
           <div>
             <dt>Paid out</dt>
-            <dd>{usd(ledger.data.swept_micro)}</dd>
+            <dd>{money(ledger.data.swept_micro)}</dd>
           </div>
         </dl>
       ) : null}
@@ -86,7 +87,7 @@ export function SalesPage() {
       ) : sales.items.length === 0 ? (
         <p class="muted">No sales yet.</p>
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Sales">
           <table id="sales">
             <thead>
               <tr>
@@ -104,7 +105,7 @@ export function SalesPage() {
             <tbody>
               {sales.items.map((sale) => (
                 <tr key={sale.id}>
-                  <td>{when(sale.created_at)}</td>
+                  <td class="nowrap">{when(sale.created_at)}</td>
                   <td>
                     <a href={`/app/listings/${sale.listing.id}`}>{sale.listing.slug}</a>
                   </td>
@@ -113,8 +114,8 @@ export function SalesPage() {
                   </td>
                   <td>{sale.version}</td>
                   <td>{sale.kind === 'update' ? `update from ${sale.from_version ?? '?'}` : 'new'}</td>
-                  <td>{usd(sale.amount_micro)}</td>
-                  <td>{usd(sale.net_micro)}</td>
+                  <td>{money(sale.amount_micro)}</td>
+                  <td>{money(sale.net_micro)}</td>
                   <td>
                     <Transaction hash={sale.transaction} url={sale.transaction_url} />
                   </td>
@@ -123,7 +124,7 @@ export function SalesPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <MoreButton more={sales.more} />
       <h2>Payouts</h2>
@@ -131,7 +132,7 @@ export function SalesPage() {
       {payouts.items.length === 0 ? (
         <p class="muted">{payouts.loading ? 'Loading…' : 'No payouts yet.'}</p>
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Payouts">
           <table id="payouts">
             <thead>
               <tr>
@@ -145,11 +146,11 @@ export function SalesPage() {
             <tbody>
               {payouts.items.map((payout) => (
                 <tr key={payout.id}>
-                  <td>{when(payout.created_at)}</td>
+                  <td class="nowrap">{when(payout.created_at)}</td>
                   <td>
                     <code title={payout.address}>{shortHex(payout.address)}</code>
                   </td>
-                  <td>{usd(payout.amount_micro)}</td>
+                  <td>{money(payout.amount_micro)}</td>
                   <td>
                     <span class={`badge payout-${payout.state}`}>{payout.state}</span>
                     {payout.error ? <span class="muted small"> {payout.error}</span> : null}
@@ -161,7 +162,7 @@ export function SalesPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <MoreButton more={payouts.more} />
     </section>
