@@ -7,12 +7,7 @@ import type { PublicListing } from '../listings/public-listings.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
-import {
-  latestPassingRelease,
-  publishedRelease,
-  type Release,
-  releasesBetween,
-} from '../releases/service.js';
+import { latestPassingRelease, publishedRelease, type Release, updateOffer } from '../releases/service.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
@@ -103,11 +98,11 @@ export async function paymentRequired(
 ): Promise<PaymentRequiredBody> {
   const expiresAt = new Date(ctx.clock.now().getTime() + 300_000);
   const id = signQuote(ctx.appSecret, { ...offer, expiresAt });
-  const releases =
+  const update =
     offer.kind === 'update'
-      ? await releasesBetween(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
+      ? await updateOffer(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
       : undefined;
-  return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, releases);
+  return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, update);
 }
 
 /** A price of zero: granted at once; a known wallet gets the version recorded as held. */

@@ -1,5 +1,6 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { formatMicroUsdc } from '../platform/money.js';
+import type { UpdateChanges } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import type { Offer } from './offer.js';
 import type { PaymentRail } from './rail.js';
@@ -24,6 +25,7 @@ export interface PaymentRequiredBody {
     from?: string;
     to?: string;
     releases?: ReleaseBody[];
+    changes?: UpdateChanges;
     manifest_url: string;
     scan_badge_url: string;
     listing_url: string;
@@ -113,7 +115,7 @@ export function paymentRequiredBody(
   rail: PaymentRail,
   offer: Offer,
   quote: { id: string; expiresAt: Date },
-  releases: ReleaseBody[] | undefined,
+  update: { releases: ReleaseBody[]; changes: UpdateChanges } | undefined,
 ): PaymentRequiredBody {
   const accepted = acceptedOffer(baseUrl, rail, offer);
   const url = accepted.resource;
@@ -127,7 +129,12 @@ export function paymentRequiredBody(
       kind: offer.kind,
       version: offer.version,
       ...(offer.kind === 'update'
-        ? { from: offer.fromVersion, to: offer.version, releases: releases ?? [] }
+        ? {
+            from: offer.fromVersion,
+            to: offer.version,
+            releases: update?.releases ?? [],
+            changes: update?.changes,
+          }
         : {}),
       manifest_url: `${baseUrl}/api/label/${name}`,
       scan_badge_url: `${baseUrl}/${name}#scan`,

@@ -7,7 +7,7 @@ import { assertCountryAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import { latestPassingRelease, openArtifact, publishedRelease } from '../releases/service.js';
+import { latestPassingRelease, openArtifact, publishedRelease, updateOffer } from '../releases/service.js';
 import { grantFor, readDownloadToken } from './grants.js';
 import { holdingOf, isEntitled } from './holdings.js';
 import { findListingForSale } from './listing.js';
@@ -85,11 +85,18 @@ export async function versionStatus(
   if (!wallet) return status;
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
   const offer = offerFor(listing, release.version, holding);
+  const update =
+    offer.kind === 'update'
+      ? await updateOffer(ctx.database.db, listing.id, offer.fromVersion!, offer.version)
+      : undefined;
   return {
     ...status,
     owned: holding.versions.includes(release.version),
     entitled: offer.kind === 'owned',
     price_kind: priceKind(offer),
+    ...(update && offer.kind === 'update'
+      ? { update: { from: offer.fromVersion!, to: offer.version, ...update } }
+      : {}),
   };
 }
 
