@@ -152,12 +152,23 @@ export async function openDownload(
   ctx: AppContext,
   token: string,
 ): Promise<{ stream: Readable; sizeBytes: number; fileName: string; artifactSha256: string }> {
-  const { listingId, version } = readDownloadToken(ctx, token);
+  const { listingId, version, expired, expiredAt } = readDownloadToken(ctx, token);
   const [release, listing] = await Promise.all([
     publishedRelease(ctx.database.db, listingId, version),
     listingById(ctx.database.db, listingId),
   ]);
   if (!release || !listing) throw new AppError('not_found', { message: 'No such download' });
+  if (expired) {
+    // Not "you do not own this": the grant was good and lapsed. The code is SPEC's
+    // `expired_authorization` (docs/DECISIONS.md); no payment is asked, a re-fetch replaces it.
+    const refetch = `${resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug)}/v/${release.version}`;
+    throw new AppError('expired_authorization', {
+      message:
+        `This download URL expired at ${expiredAt.toISOString()} (download URLs live 5 minutes). It is not a payment request: ` +
+        `get a fresh download_url with GET ${refetch} and an X-Wallet-Signature of the wallet that owns ${release.version} ` +
+        `(MCP: fetch_release with wallet_signature); a free or owned version is also granted again by GET ${resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug)}.`,
+    });
+  }
   const { stream, sizeBytes } = await openArtifact(ctx, release);
   // The zip's own top folder is `<slug>/` (identical trees, identical zips); the name carries the version.
   return {

@@ -124,7 +124,7 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`price_changed\` | 409 | sign the fresh 402 in \`details.payment_required\` |
 | \`replay\` | 409 | this authorization was already used; the existing purchase is returned |
 | \`insufficient_balance\` | 402 | fund the payer with USDC on eip155:8453 |
-| \`expired_authorization\` | 402 | request a fresh 402 and sign it |
+| \`expired_authorization\` | 402 | on a buy: request a fresh 402 and sign it; on a download URL (they live 5 minutes): re-fetch the version for a fresh one, nothing to pay |
 | \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
 | \`invalid_signature\` | 401 | take a new challenge and sign it |
 | \`not_entitled\` | 403 | buy the version first |
