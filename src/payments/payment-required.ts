@@ -110,12 +110,32 @@ export function acceptedOffer(
   };
 }
 
+/** `extra.instructions`: how to pay, in the terms of the transport that carried the 402. */
+function instructionsFor(baseUrl: string, via: 'http' | 'mcp'): string {
+  const guide = `Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`;
+  if (via === 'mcp') {
+    return (
+      'This result is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
+      "(an x402 v2 exact payment; @x402/core's x402Client with @x402/evm's ExactEvmScheme builds it: " +
+      'createPaymentPayload(this object), then encodePaymentSignatureHeader), then call the `purchase` tool again ' +
+      'with the same owner and slug, `payment_signature` = the base64 payment payload and `quote_id` = extra.quote_id. ' +
+      `The result is the grant (download_url, valid 5 minutes) once the payment settles. ${guide}`
+    );
+  }
+  return (
+    'This 402 is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
+    '(an x402 v2 exact payment; @x402/fetch does it), then repeat this GET with the base64 payment payload in ' +
+    `PAYMENT-SIGNATURE and extra.quote_id in X-Quote-Id. Access is granted once the payment settles. ${guide}`
+  );
+}
+
 export function paymentRequiredBody(
   baseUrl: string,
   rail: PaymentRail,
   offer: Offer,
   quote: { id: string; expiresAt: Date },
   update: { releases: ReleaseBody[]; changes: UpdateChanges } | undefined,
+  via: 'http' | 'mcp' = 'http',
 ): PaymentRequiredBody {
   const accepted = acceptedOffer(baseUrl, rail, offer);
   const url = accepted.resource;
@@ -141,10 +161,7 @@ export function paymentRequiredBody(
       listing_url: `${baseUrl}/${name}`,
       skill_url: `${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
       mcp_url: `${baseUrl}/api/mcp`,
-      instructions:
-        'This 402 is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
-        '(an x402 v2 exact payment; @x402/fetch does it), then repeat this GET with the base64 payment payload in ' +
-        `PAYMENT-SIGNATURE and extra.quote_id in X-Quote-Id. Access is granted once the payment settles. Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
+      instructions: instructionsFor(baseUrl, via),
       update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
       quote_id: quote.id,
       valid_before: quote.expiresAt.toISOString(),
