@@ -1,5 +1,6 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { formatMicroUsdc } from '../platform/money.js';
+import { formatUsd } from '../platform/usd.js';
 import type { UpdateChanges } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import type { Offer } from './offer.js';
@@ -110,9 +111,21 @@ export function acceptedOffer(
   };
 }
 
+/** The official x402 client's default cap per payment (`DEFAULT_MAX_AMOUNT_PER_PAYMENT` in @x402/core). */
+const CLIENT_DEFAULT_CAP_MICRO = 1_000_000n;
+
+/** The official client's spend-limit setting, named for the price being asked. */
+export function spendLimitSentence(amountMicro: bigint): string {
+  const price = `$${formatUsd(amountMicro)}`;
+  return amountMicro > CLIENT_DEFAULT_CAP_MICRO
+    ? `The official client refuses payments above $1.00 by default; this one is ${price}: pass spendControls: { maxAmountPerPayment: '${price}' } ` +
+        '(or more) in the config of wrapFetchWithPaymentFromConfig / new x402Client(...), or call x402Client.setSpendControls with it.'
+    : `This payment (${price}) is within the official client's default spend limit ($1.00, spendControls.maxAmountPerPayment).`;
+}
+
 /** `extra.instructions`: how to pay, in the terms of the transport that carried the 402. */
-function instructionsFor(baseUrl: string, via: 'http' | 'mcp'): string {
-  const guide = `Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`;
+function instructionsFor(baseUrl: string, via: 'http' | 'mcp', amountMicro: bigint): string {
+  const guide = `${spendLimitSentence(amountMicro)} Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`;
   if (via === 'mcp') {
     return (
       'This result is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
@@ -161,7 +174,7 @@ export function paymentRequiredBody(
       listing_url: `${baseUrl}/${name}`,
       skill_url: `${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
       mcp_url: `${baseUrl}/api/mcp`,
-      instructions: instructionsFor(baseUrl, via),
+      instructions: instructionsFor(baseUrl, via, offer.amountMicro),
       update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
       quote_id: quote.id,
       valid_before: quote.expiresAt.toISOString(),

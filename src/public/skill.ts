@@ -31,6 +31,35 @@ const SkillIndexSchema = z
   })
   .meta({ id: 'AgentSkillsIndex' });
 
+/**
+ * The one complete buying program for the official x402 client, as SKILL.md and /docs/buying show
+ * it. test/payments/official-client.test.ts runs this very text against a listing priced above $1.
+ */
+export function buyingSnippet(baseUrl: string): string {
+  return `// npm install @x402/fetch @x402/evm viem   (Node 20+; run as an ES module, e.g. npx tsx buy.ts)
+import { createHash } from 'node:crypto';
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { privateKeyToAccount } from 'viem/accounts';
+
+const RESOURCE = '${baseUrl}/api/r/<owner>/<slug>';
+// The client refuses any payment above $1.00 unless told otherwise: set this to at least the
+// price on sale (the manifest's price_micro / 1,000,000 dollars; the 402's extra.instructions name it).
+const MAX_PER_PAYMENT = '$10.00';
+
+const account = privateKeyToAccount(process.env.PRIVATE_KEY as \`0x\${string}\`);
+const pay = wrapFetchWithPaymentFromConfig(fetch, {
+  schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
+  spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT },
+});
+const response = await pay(RESOURCE);
+if (!response.ok) throw new Error(\`\${response.status}: \${await response.text()}\`);
+const grant = await response.json(); // { download_url (5 minutes), version, artifact_sha256, kind, transaction, ... }
+const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
+if (createHash('sha256').update(zip).digest('hex') !== grant.artifact_sha256) throw new Error('checksum mismatch');
+console.log(grant.kind, grant.version, grant.transaction, zip.length);`;
+}
+
 export function skillMarkdown(baseUrl: string): string {
   return `---
 name: ${SKILL_NAME}
@@ -90,7 +119,16 @@ X-Quote-Id: <extra.quote_id>
 \`\`\`
 
 The official x402 clients (\`@x402/fetch\` with \`@x402/evm\`) build the payload for you and echo
-the 402's \`extensions\`, which carry the quote, so they need no \`X-Quote-Id\`. If you hold an
+the 402's \`extensions\`, which carry the quote, so they need no \`X-Quote-Id\`. This program buys,
+downloads and checks a listing end to end; replace \`<owner>/<slug>\`, put the wallet's key in
+\`PRIVATE_KEY\`, and set \`MAX_PER_PAYMENT\` to at least the price. The client's spend limit
+(\`spendControls.maxAmountPerPayment\`) is \`$1.00\` by default and it refuses anything dearer
+before signing; the 402's \`extra.instructions\` name the value for the price asked.
+
+\`\`\`ts
+${buyingSnippet(baseUrl)}
+\`\`\`
+ If you hold an
 earlier version, send \`X-Wallet-Signature\` (section 4) in the request options: the first request
 then gets the \`update\` 402 at the update price, and the paid retry is judged by the payer alone.
 
