@@ -102,6 +102,14 @@ body is in the JSON body and, base64-encoded, in the \`PAYMENT-REQUIRED\` header
 
 A free listing (price \`"0"\`) answers \`200\` with the download at once.
 
+**If your wallet may already hold the version on sale** (you bought it before, or bought while
+updates were included), send \`X-Wallet-Signature\` (section 4) with this first request:
+
+- you hold the version on sale: \`200\` at once with a grant of \`kind: "owned"\`, free, no 402,
+  nothing to sign or pay (the owner's fast path);
+- you hold an earlier version: the \`update\` 402 at the update price (the update path, section 3);
+- you hold nothing: the \`new\` 402, as without the header.
+
 ## 3. Sign and pay
 
 Sign an EIP-3009 \`TransferWithAuthorization\` for exactly \`accepts[0]\`: \`from\` your address,
