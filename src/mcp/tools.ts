@@ -133,14 +133,13 @@ const howToBuy = defineTool(
 );
 
 const ListingWithLog = ManifestSchema.extend({
-  release_log: z
-    .object({
-      url: z.string(),
+  release_log: ManifestSchema.shape.release_log
+    .extend({
       releases: z.array(ReleaseSchema),
       next_cursor: z.string().nullable(),
     })
     .describe(
-      "The release log's first page (GET /api/v/{owner}/{slug}/releases): every release, newest first, failing ones included with their verdict; `next_cursor` pages on over HTTP",
+      "The manifest's release_log with the log's first page (GET /api/v/{owner}/{slug}/releases): every release, newest first, failing ones included with their verdict; `next_cursor` pages on over HTTP",
     ),
 });
 
@@ -160,7 +159,7 @@ const getListing = defineTool(
     return {
       ...(manifest as z.infer<typeof ManifestSchema>),
       release_log: {
-        url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
+        ...(manifest as z.infer<typeof ManifestSchema>).release_log,
         releases: log.releases,
         next_cursor: log.nextCursor,
       },

@@ -80,6 +80,7 @@ export async function versionStatus(
     price_micro: formatMicroUsdc(listed.amountMicro),
     update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
     resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
+    release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
     ...(counts.success ? { scan: counts.data } : {}),
   };
   if (!wallet) return status;

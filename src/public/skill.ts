@@ -79,6 +79,12 @@ repo402 sells private git repositories as versioned zip artifacts. A listing is 
 
 Base URL: ${baseUrl}
 
+**Latest** means the version on sale: the newest release (highest \`X.Y.Z\`) whose security scan
+passed. Every release, also ones that failed their scan or are pending (never sold), is in the
+release log: \`GET ${baseUrl}/api/v/<owner>/<slug>/releases\` (newest first, paged by
+\`next_cursor\`; each entry has its changelog, \`diff_summary\`, \`scan\` verdict and prices). The
+manifest's \`release_log\` and version status's \`release_log_url\` link it.
+
 ## 1. Read the free manifest
 
 \`GET ${baseUrl}/api/label/<owner>/<slug>\` returns the manifest: \`version\`, \`price_micro\`,

@@ -70,7 +70,11 @@ describe('the update offer shows every release since the held one and what chang
       headers: { 'x-wallet-signature': await walletSignatureHeader(t, wallet) },
     });
     expect(status.statusCode, status.body).toBe(200);
-    expect(status.json()).toMatchObject({ price_kind: 'update', version: '1.3.0' });
+    expect(status.json()).toMatchObject({
+      price_kind: 'update',
+      version: '1.3.0',
+      release_log_url: `${t.config.baseUrl}/api/v/${fixture.owner}/${fixture.slug}/releases`,
+    });
     expect(status.json().update).toEqual({ from: '1.1.0', to: '1.3.0', releases: offer.releases, changes });
 
     const viaMcp = (await client.callTool({

@@ -43,6 +43,13 @@ describe('agent skill: buy-a-repo', () => {
     expect(section).toContain('`update` 402');
   });
 
+  it('defines latest as the newest passing release and links the release log (issue 17 item 14)', async () => {
+    const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
+    expect(body).toContain('**Latest** means the version on sale: the newest release');
+    expect(body).toContain('whose security scan\npassed');
+    expect(body).toContain(`${TEST_BASE_URL}/api/v/<owner>/<slug>/releases`);
+  });
+
   it('lists it in the well-known index with the digest of the served bytes', async () => {
     const skill = await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' });
     const res = await t.app.inject({ url: '/.well-known/agent-skills/index.json' });
