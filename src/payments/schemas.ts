@@ -85,11 +85,9 @@ export const VersionStatusSchema = z
       description:
         'The version on sale: the newest release whose scan passed (newer failing or pending releases are only in the release log)',
     }),
-    release_log_url: z
-      .string()
-      .meta({
-        description: 'GET /api/v/{owner}/{slug}/releases: every release, failing ones too, newest first',
-      }),
+    release_log_url: z.string().meta({
+      description: 'GET /api/v/{owner}/{slug}/releases: every release, failing ones too, newest first',
+    }),
     tag: z.string(),
     artifact_sha256: z.string(),
     published_at: z.iso.datetime(),

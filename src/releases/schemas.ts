@@ -76,12 +76,10 @@ export const UpdateChangesSchema = z
       .number()
       .int()
       .meta({ description: 'How many releases lie after `from` up to `to`, failing ones included' }),
-    failing_versions: z
-      .array(z.string())
-      .meta({
-        description:
-          'Releases in the range that did not pass their scan (never sold; their changes may still be in `to`)',
-      }),
+    failing_versions: z.array(z.string()).meta({
+      description:
+        'Releases in the range that did not pass their scan (never sold; their changes may still be in `to`)',
+    }),
     // From `from` to `to`: counts are sums over every release in the range (upper bounds: a file
     // touched by two releases counts twice); components_touched is the union.
     diff_summary: DiffSummarySchema,
