@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { DEVNET_NOTE } from '../payments/devnet-routes.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 
@@ -60,7 +61,7 @@ if (createHash('sha256').update(zip).digest('hex') !== grant.artifact_sha256) th
 console.log(grant.kind, grant.version, grant.transaction, zip.length);`;
 }
 
-export function skillMarkdown(baseUrl: string): string {
+export function skillMarkdown(baseUrl: string, devnet = false): string {
   return `---
 name: ${SKILL_NAME}
 description: ${JSON.stringify(DESCRIPTION)}
@@ -85,7 +86,7 @@ release log: \`GET ${baseUrl}/api/v/<owner>/<slug>/releases\` (newest first, pag
 \`next_cursor\`; each entry has its changelog, \`diff_summary\`, \`scan\` verdict and prices). The
 manifest's \`release_log\` and version status's \`release_log_url\` link it.
 
-## 1. Read the free manifest
+${devnet ? devnetSection(baseUrl) : ''}## 1. Read the free manifest
 
 \`GET ${baseUrl}/api/label/<owner>/<slug>\` returns the manifest: \`version\`, \`price_micro\`,
 \`update_price_micro\` (\`"0"\` means updates are included), \`artifact_sha256\`, and two namespaces:
@@ -193,9 +194,29 @@ The same procedure is available as MCP tools at \`${baseUrl}/api/mcp\` (Streamab
 `;
 }
 
+/** On the devnet, SKILL.md says so first: test money, and where to check it (issue 17 item 16). */
+function devnetSection(baseUrl: string): string {
+  return `## Test money: this server runs the devnet
+
+${DEVNET_NOTE}
+
+- Chain id \`8453\`, network \`eip155:8453\`; the token at \`0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913\`
+  (the Base USDC address) is a test token with no value.
+- \`GET ${baseUrl}/api/devnet\`: these facts as JSON.
+- \`GET ${baseUrl}/api/devnet/balance/<address>\`: your test-USDC balance (\`balance_micro\`).
+- \`GET ${baseUrl}/api/devnet/tx/<hash>\`: a transaction on this chain (the \`transaction\` of a grant).
+
+A server taking real money has no \`/api/devnet\` (it answers \`404\`) and its transactions are on Base.
+
+`;
+}
+
 export function registerSkillRoutes(app: App, ctx: AppContext): void {
   const { baseUrl } = ctx.config;
-  const skill = prebuilt(skillMarkdown(baseUrl), 'text/markdown; charset=utf-8');
+  const skill = prebuilt(
+    skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet'),
+    'text/markdown; charset=utf-8',
+  );
   const digest = createHash('sha256').update(skill.body, 'utf8').digest('hex');
   const index = prebuilt(
     SkillIndexSchema.parse({
