@@ -13,6 +13,7 @@ import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { identityRoutes } from './identity/routes.js';
 import { listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
+import { devnetRoutes } from './payments/devnet-routes.js';
 import { paymentRoutes } from './payments/routes.js';
 import { installCors } from './platform/cors.js';
 import {
@@ -132,6 +133,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
   await app.register(creatorDocumentRoutes, { ctx });
   await app.register(paymentRoutes(ctx), { prefix: '/api' });
+  if (ctx.config.payments.mode === 'devnet') await app.register(devnetRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });
 

@@ -286,13 +286,25 @@ export const ManifestSchema = z
     status: z
       .enum(['published', 'retired'])
       .meta({ description: '`retired`: no longer sold; holders still fetch what they own' }),
-    version: z.string().meta({ description: 'X.Y.Z, the latest release whose scan passed' }),
+    version: z.string().meta({
+      description:
+        'X.Y.Z, the version on sale: the newest release whose scan passed (newer failing or pending releases are only in the release log)',
+    }),
     artifact_sha256: z.string(),
     published_at: z.iso.datetime(),
     price_micro: MicroUsdc,
     update_price_micro: MicroUsdc.meta({ description: '`0` means updates are included' }),
     resource_endpoint: z.string().meta({ description: 'GET /api/r/{owner}/{slug}: buy or fetch' }),
     version_url: z.string().meta({ description: 'GET /api/v/{owner}/{slug}: version status' }),
+    release_log: z
+      .object({
+        url: z
+          .string()
+          .meta({ description: 'GET /api/v/{owner}/{slug}/releases: every release, failing ones too' }),
+        on_sale: z.string().meta({ description: 'What `version` is' }),
+        cadence_counts: z.string().meta({ description: 'What computed.cadence.releases counts' }),
+      })
+      .meta({ description: 'The release log, and how `version` and the cadence relate to it' }),
     computed: z
       .record(z.string(), z.unknown())
       .meta({ description: 'What repo402 measured at release time (see docs/ANALYSIS.md), with `scan`' }),

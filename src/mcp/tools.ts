@@ -1,11 +1,16 @@
+import type { Address } from 'viem';
 import { z } from 'zod';
-import { ManifestSchema } from '../listings/schemas.js';
+import type { AppContext } from '../context.js';
+import { issueChallenge } from '../identity/challenges.js';
+import { ManifestSchema, ReleaseSchema } from '../listings/schemas.js';
 import { offerFor } from '../payments/offer.js';
 import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
 import { buyLatest, fetchOwnedVersion, versionStatus } from '../payments/service.js';
+import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
 import { SKILL_PATH } from '../public/skill.js';
+import { releaseLog } from '../releases/service.js';
 import { defineTool, type McpTool } from './tool.js';
 
 /** The buy-side tools, each calling the same service function as the HTTP route it wraps. */
@@ -19,8 +24,57 @@ const WalletSignature = z
   .min(1)
   .max(4096)
   .describe(
-    'X-Wallet-Signature value: base64 of {"address","nonce","signature"} over a wallet_ownership challenge from GET /api/auth/challenge; each works once',
+    'X-Wallet-Signature value: standard base64 of the JSON {"address","nonce","signature"}, signing (EIP-191 personal_sign) the `message` of a wallet_ownership challenge; call this tool with `address` and no wallet_signature to be given one (or GET /api/auth/challenge). Each works once',
   );
+const WalletAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address')
+  .describe(
+    'Your wallet address. Sent without wallet_signature, the result carries `wallet_challenge`: a fresh wallet_ownership challenge for this address to sign and send back as wallet_signature',
+  );
+
+/** A fresh `wallet_ownership` challenge, with what to do with it, for a tool called without a signature. */
+const WalletChallengeSchema = z.object({
+  address: z.string(),
+  nonce: z.string(),
+  message: z.string(),
+  expires_at: z.iso.datetime(),
+  argument: z.literal('wallet_signature'),
+  how: z.string(),
+});
+type WalletChallenge = z.infer<typeof WalletChallengeSchema>;
+
+async function walletChallenge(ctx: AppContext, address: string): Promise<WalletChallenge> {
+  const challenge = await issueChallenge(ctx, { address: address as Address, purpose: 'wallet_ownership' });
+  return {
+    address: challenge.address,
+    nonce: challenge.nonce,
+    message: challenge.message,
+    expires_at: challenge.expiresAt.toISOString(),
+    argument: 'wallet_signature',
+    how:
+      'Sign `message` verbatim with EIP-191 personal_sign (viem: account.signMessage({ message })) using this address, ' +
+      'then call the tool again with wallet_signature = standard base64 of the JSON {"address","nonce","signature"}. ' +
+      'The challenge expires in 5 minutes and works once; ask for a new one for each call that needs a signature.',
+  };
+}
+
+/** A tool that needs a wallet signature was called without one: `invalid_signature` carrying a challenge. */
+async function signatureNeeded(
+  ctx: AppContext,
+  tool: string,
+  address: string | undefined,
+): Promise<AppError> {
+  if (!address) {
+    return new AppError('invalid_signature', {
+      message: `${tool} needs wallet_signature (a signed wallet_ownership challenge). Call ${tool} again with \`address\` (your wallet address) and no wallet_signature to be given a challenge to sign.`,
+    });
+  }
+  return new AppError('invalid_signature', {
+    message: `${tool} needs wallet_signature: sign details.wallet_challenge.message with ${address} and call ${tool} again with wallet_signature (details.wallet_challenge.how says how to encode it)`,
+    details: { wallet_challenge: await walletChallenge(ctx, address) },
+  });
+}
 
 const howToBuy = defineTool(
   'how_to_buy',
@@ -78,18 +132,39 @@ const howToBuy = defineTool(
   },
 );
 
+const ListingWithLog = ManifestSchema.extend({
+  release_log: ManifestSchema.shape.release_log
+    .extend({
+      releases: z.array(ReleaseSchema),
+      next_cursor: z.string().nullable(),
+    })
+    .describe(
+      "The manifest's release_log with the log's first page (GET /api/v/{owner}/{slug}/releases): every release, newest first, failing ones included with their verdict; `next_cursor` pages on over HTTP",
+    ),
+});
+
 const getListing = defineTool(
   'get_listing',
   {
     title: 'Read the manifest',
     description:
-      'The free manifest of <owner>/<slug> (GET /api/label): computed fields (tree, languages, dependencies, licence, security scan with capabilities) apart from the self-reported description and trigger hint.',
+      "The free manifest of <owner>/<slug> (GET /api/label): computed fields (tree, languages, dependencies, licence, security scan with capabilities) apart from the self-reported description and trigger hint, plus `release_log`, the release log's first page (every release, failing ones too). The version on sale is the newest release that passed its scan.",
     input: z.object(Listing),
-    output: ManifestSchema,
+    output: ListingWithLog,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   },
-  async (ctx, { owner, slug }) =>
-    (await findManifest(ctx, owner, slug)).manifest as z.infer<typeof ManifestSchema>,
+  async (ctx, { owner, slug }) => {
+    const { manifest, listing } = await findManifest(ctx, owner, slug);
+    const log = await releaseLog(ctx.database.db, listing.owner, listing.slug);
+    return {
+      ...(manifest as z.infer<typeof ManifestSchema>),
+      release_log: {
+        ...(manifest as z.infer<typeof ManifestSchema>).release_log,
+        releases: log.releases,
+        next_cursor: log.nextCursor,
+      },
+    };
+  },
 );
 
 const checkVersion = defineTool(
@@ -98,23 +173,34 @@ const checkVersion = defineTool(
     title: 'Check the latest version',
     description:
       'The latest version and prices of <owner>/<slug> (GET /api/v). With wallet_signature also owned, entitled and price_kind.',
-    input: z.object({ ...Listing, wallet_signature: WalletSignature.optional() }),
-    output: VersionStatusSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    input: z.object({
+      ...Listing,
+      wallet_signature: WalletSignature.optional(),
+      address: WalletAddress.optional(),
+    }),
+    output: VersionStatusSchema.extend({ wallet_challenge: WalletChallengeSchema.optional() }),
+    annotations: { readOnlyHint: false, openWorldHint: false },
   },
-  (ctx, { owner, slug, wallet_signature }) =>
-    versionStatus(ctx, { owner, slug, walletSignature: wallet_signature }),
+  async (ctx, { owner, slug, wallet_signature, address }) => {
+    const status = await versionStatus(ctx, { owner, slug, walletSignature: wallet_signature });
+    return wallet_signature === undefined && address
+      ? { ...status, wallet_challenge: await walletChallenge(ctx, address) }
+      : status;
+  },
 );
 
 /**
  * Structured content must be one object: a grant when paid (or free, or owned), the payment-required
  * body when not. `x402Version` present means "sign accepts[0] and call again".
  */
-const PurchaseResult = PaymentRequiredSchema.partial().extend(GrantSchema.partial().shape).meta({
-  id: 'McpPurchaseResult',
-  description:
-    'Either the grant (download_url, …) or the payment-required body (x402Version, accepts, extra)',
-});
+const PurchaseResult = PaymentRequiredSchema.partial()
+  .extend(GrantSchema.partial().shape)
+  .extend({ wallet_challenge: WalletChallengeSchema.optional() })
+  .meta({
+    id: 'McpPurchaseResult',
+    description:
+      'Either the grant (download_url, …) or the payment-required body (x402Version, accepts, extra)',
+  });
 
 const purchase = defineTool(
   'purchase',
@@ -132,8 +218,9 @@ const purchase = defineTool(
         .describe('base64 x402 v2 payment payload for accepts[0] (the PAYMENT-SIGNATURE header value)'),
       quote_id: z.string().min(1).max(4096).optional().describe('extra.quote_id of the 402 being paid'),
       wallet_signature: WalletSignature.optional().describe(
-        'Optional: identifies a holder before paying (owned versions and paid-up updates are granted at once; holders of an earlier version are quoted the update price)',
+        'Optional: identifies a holder before paying (owned versions and paid-up updates are granted at once; holders of an earlier version are quoted the update price). Without it, send `address` to be given a challenge to sign',
       ),
+      address: WalletAddress.optional(),
     }),
     output: PurchaseResult,
     annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
@@ -149,7 +236,11 @@ const purchase = defineTool(
       country: caller.country,
     });
     const body: object = result.status === 'granted' ? result.grant : result.paymentRequired;
-    return body as z.infer<typeof PurchaseResult>;
+    const challenge =
+      result.status === 'payment_required' && args.wallet_signature === undefined && args.address
+        ? { wallet_challenge: await walletChallenge(ctx, args.address) }
+        : {};
+    return { ...body, ...challenge } as z.infer<typeof PurchaseResult>;
   },
 );
 
@@ -158,23 +249,26 @@ const fetchRelease = defineTool(
   {
     title: 'Re-fetch an owned version',
     description:
-      'Wraps GET /api/r/{owner}/{slug}/v/{version}: a fresh 5-minute download_url for a version the signing wallet owns, free, also after the listing is retired.',
+      'Wraps GET /api/r/{owner}/{slug}/v/{version}: a fresh 5-minute download_url for a version the signing wallet owns, free, also after the listing is retired. Needs wallet_signature; called with `address` and without it, the error carries details.wallet_challenge to sign.',
     input: z.object({
       ...Listing,
       version: z.string().min(1).max(40).describe('X.Y.Z'),
-      wallet_signature: WalletSignature,
+      wallet_signature: WalletSignature.optional(),
+      address: WalletAddress.optional(),
     }),
     output: GrantSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: { readOnlyHint: false, openWorldHint: false },
   },
-  (ctx, { owner, slug, version, wallet_signature }, caller) =>
-    fetchOwnedVersion(ctx, {
+  async (ctx, { owner, slug, version, wallet_signature, address }, caller) => {
+    if (wallet_signature === undefined) throw await signatureNeeded(ctx, 'fetch_release', address);
+    return fetchOwnedVersion(ctx, {
       owner,
       slug,
       version,
       walletSignature: wallet_signature,
       country: caller.country,
-    }),
+    });
+  },
 );
 
 export const MCP_TOOLS: McpTool[] = [howToBuy, getListing, checkVersion, purchase, fetchRelease];

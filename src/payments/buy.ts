@@ -7,12 +7,7 @@ import type { PublicListing } from '../listings/public-listings.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
-import {
-  latestPassingRelease,
-  publishedRelease,
-  type Release,
-  releasesBetween,
-} from '../releases/service.js';
+import { latestPassingRelease, publishedRelease, type Release, updateOffer } from '../releases/service.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
@@ -93,21 +88,25 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
   }
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
-  return { status: 'payment_required', paymentRequired: await paymentRequired(ctx, rail, offer) };
+  return {
+    status: 'payment_required',
+    paymentRequired: await paymentRequired(ctx, rail, offer, request.source),
+  };
 }
 
 export async function paymentRequired(
   ctx: AppContext,
   rail: PaymentRail,
   offer: Offer,
+  source: PurchaseSource = 'http',
 ): Promise<PaymentRequiredBody> {
   const expiresAt = new Date(ctx.clock.now().getTime() + 300_000);
   const id = signQuote(ctx.appSecret, { ...offer, expiresAt });
-  const releases =
+  const update =
     offer.kind === 'update'
-      ? await releasesBetween(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
+      ? await updateOffer(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
       : undefined;
-  return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, releases);
+  return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, update, source);
 }
 
 /** A price of zero: granted at once; a known wallet gets the version recorded as held. */
@@ -187,7 +186,7 @@ async function payWith(
       message: quoteId
         ? 'The quote is no longer current (price, version or your purchase kind changed, or it expired); sign the attached 402'
         : 'A priced purchase needs X-Quote-Id (extra.quote_id of the 402 being paid); sign the attached 402',
-      details: { payment_required: await paymentRequired(ctx, rail, offer) },
+      details: { payment_required: await paymentRequired(ctx, rail, offer, request.source) },
     });
   }
 

@@ -41,15 +41,21 @@ export async function grantFor(
 
 const TokenShape = z.object({ l: z.string(), v: z.string(), e: z.number().int() });
 
-/** The release a download token names; `404` for one we did not sign, `403` once expired. */
-export function readDownloadToken(ctx: AppContext, token: string): { listingId: string; version: string } {
+/**
+ * The release a download token names; `404` for one we did not sign. An expired one is named too
+ * (`expired: true`): the caller answers `expired_authorization` with the re-fetch that replaces it.
+ */
+export function readDownloadToken(
+  ctx: AppContext,
+  token: string,
+): { listingId: string; version: string; expired: boolean; expiredAt: Date } {
   const payload = verifyToken(ctx.appSecret, KIND, token, TokenShape);
   if (!payload) throw new AppError('not_found', { message: 'No such download; take a fresh grant' });
-  if (payload.e * 1000 <= ctx.clock.now().getTime()) {
-    throw new AppError('not_entitled', {
-      message:
-        'This download URL has expired (they live 5 minutes); fetch the resource again for a fresh one',
-    });
-  }
-  return { listingId: payload.l, version: payload.v };
+  const expiredAt = new Date(payload.e * 1000);
+  return {
+    listingId: payload.l,
+    version: payload.v,
+    expired: expiredAt.getTime() <= ctx.clock.now().getTime(),
+    expiredAt,
+  };
 }

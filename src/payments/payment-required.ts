@@ -1,5 +1,7 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { formatMicroUsdc } from '../platform/money.js';
+import { formatUsd } from '../platform/usd.js';
+import type { UpdateChanges } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
 import type { Offer } from './offer.js';
 import type { PaymentRail } from './rail.js';
@@ -24,6 +26,7 @@ export interface PaymentRequiredBody {
     from?: string;
     to?: string;
     releases?: ReleaseBody[];
+    changes?: UpdateChanges;
     manifest_url: string;
     scan_badge_url: string;
     listing_url: string;
@@ -108,12 +111,44 @@ export function acceptedOffer(
   };
 }
 
+/** The official x402 client's default cap per payment (`DEFAULT_MAX_AMOUNT_PER_PAYMENT` in @x402/core). */
+const CLIENT_DEFAULT_CAP_MICRO = 1_000_000n;
+
+/** The official client's spend-limit setting, named for the price being asked. */
+export function spendLimitSentence(amountMicro: bigint): string {
+  const price = `$${formatUsd(amountMicro)}`;
+  return amountMicro > CLIENT_DEFAULT_CAP_MICRO
+    ? `The official client refuses payments above $1.00 by default; this one is ${price}: pass spendControls: { maxAmountPerPayment: '${price}' } ` +
+        '(or more) in the config of wrapFetchWithPaymentFromConfig / new x402Client(...), or call x402Client.setSpendControls with it.'
+    : `This payment (${price}) is within the official client's default spend limit ($1.00, spendControls.maxAmountPerPayment).`;
+}
+
+/** `extra.instructions`: how to pay, in the terms of the transport that carried the 402. */
+function instructionsFor(baseUrl: string, via: 'http' | 'mcp', amountMicro: bigint): string {
+  const guide = `${spendLimitSentence(amountMicro)} Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`;
+  if (via === 'mcp') {
+    return (
+      'This result is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
+      "(an x402 v2 exact payment; @x402/core's x402Client with @x402/evm's ExactEvmScheme builds it: " +
+      'createPaymentPayload(this object), then encodePaymentSignatureHeader), then call the `purchase` tool again ' +
+      'with the same owner and slug, `payment_signature` = the base64 payment payload and `quote_id` = extra.quote_id. ' +
+      `The result is the grant (download_url, valid 5 minutes) once the payment settles. ${guide}`
+    );
+  }
+  return (
+    'This 402 is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
+    '(an x402 v2 exact payment; @x402/fetch does it), then repeat this GET with the base64 payment payload in ' +
+    `PAYMENT-SIGNATURE and extra.quote_id in X-Quote-Id. Access is granted once the payment settles. ${guide}`
+  );
+}
+
 export function paymentRequiredBody(
   baseUrl: string,
   rail: PaymentRail,
   offer: Offer,
   quote: { id: string; expiresAt: Date },
-  releases: ReleaseBody[] | undefined,
+  update: { releases: ReleaseBody[]; changes: UpdateChanges } | undefined,
+  via: 'http' | 'mcp' = 'http',
 ): PaymentRequiredBody {
   const accepted = acceptedOffer(baseUrl, rail, offer);
   const url = accepted.resource;
@@ -127,17 +162,19 @@ export function paymentRequiredBody(
       kind: offer.kind,
       version: offer.version,
       ...(offer.kind === 'update'
-        ? { from: offer.fromVersion, to: offer.version, releases: releases ?? [] }
+        ? {
+            from: offer.fromVersion,
+            to: offer.version,
+            releases: update?.releases ?? [],
+            changes: update?.changes,
+          }
         : {}),
       manifest_url: `${baseUrl}/api/label/${name}`,
       scan_badge_url: `${baseUrl}/${name}#scan`,
       listing_url: `${baseUrl}/${name}`,
       skill_url: `${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
       mcp_url: `${baseUrl}/api/mcp`,
-      instructions:
-        'This 402 is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
-        '(an x402 v2 exact payment; @x402/fetch does it), then repeat this GET with the base64 payment payload in ' +
-        `PAYMENT-SIGNATURE and extra.quote_id in X-Quote-Id. Access is granted once the payment settles. Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
+      instructions: instructionsFor(baseUrl, via, offer.amountMicro),
       update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
       quote_id: quote.id,
       valid_before: quote.expiresAt.toISOString(),

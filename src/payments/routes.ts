@@ -179,10 +179,12 @@ export function paymentRoutes(ctx: AppContext) {
         schema: {
           tags: ['public'],
           summary: 'The zip of a grant (the download_url of a 200 from the buy routes); valid 5 minutes',
+          description:
+            'An expired URL answers `402 expired_authorization` (no payment is asked: the message names the re-fetch, GET /api/r/{owner}/{slug}/v/{version} with X-Wallet-Signature, that gives a fresh one).',
           params: DownloadParams,
           response: {
             200: z.any().meta({ description: 'application/zip, streamed' }),
-            ...errorResponses('not_entitled', 'not_found', 'rate_limited'),
+            ...errorResponses('expired_authorization', 'not_found', 'rate_limited'),
           },
         },
       },

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { ReleaseSchema } from '../listings/schemas.js';
 import { MicroUsdc } from '../platform/money.js';
 import { singleLineText } from '../platform/text-fields.js';
+import { UpdateChangesSchema } from '../releases/schemas.js';
 
 /**
  * The payments wire: request headers and every body the buy, version-status, entitlement and
@@ -29,7 +31,18 @@ export const PaymentRequiredSchema = z
     x402Version: z.literal(2),
     resource: z.looseObject({ url: z.string(), description: z.string(), mimeType: z.string() }),
     accepts: z.array(z.looseObject({})),
-    extra: z.looseObject({ kind: z.enum(['new', 'update']), version: z.string(), quote_id: z.string() }),
+    extra: z.looseObject({
+      kind: z.enum(['new', 'update']),
+      version: z.string(),
+      quote_id: z.string(),
+      releases: z.array(ReleaseSchema).optional().meta({
+        description:
+          'kind `update`: every release after the held version up to the one on sale, oldest first, failing ones included with their verdict',
+      }),
+      changes: UpdateChangesSchema.optional().meta({
+        description: 'kind `update`: the cumulative change from the held version to the one on sale',
+      }),
+    }),
     extensions: z.looseObject({}),
   })
   .meta({
@@ -68,7 +81,13 @@ export const VersionStatusSchema = z
     slug: z.string(),
     status: z.enum(['published', 'retired']),
     for_sale: z.boolean(),
-    version: z.string(),
+    version: z.string().meta({
+      description:
+        'The version on sale: the newest release whose scan passed (newer failing or pending releases are only in the release log)',
+    }),
+    release_log_url: z.string().meta({
+      description: 'GET /api/v/{owner}/{slug}/releases: every release, failing ones too, newest first',
+    }),
     tag: z.string(),
     artifact_sha256: z.string(),
     published_at: z.iso.datetime(),
@@ -81,6 +100,21 @@ export const VersionStatusSchema = z
     owned: z.boolean().optional(),
     entitled: z.boolean().optional(),
     price_kind: z.enum(['owned', 'new', 'update', 'free']).optional(),
+    update: z
+      .object({
+        from: z.string().meta({ description: 'The newest version the wallet holds below the one on sale' }),
+        to: z.string(),
+        releases: z.array(ReleaseSchema).meta({
+          description:
+            'Every release after `from` up to `to`, oldest first, failing ones included with their verdict',
+        }),
+        changes: UpdateChangesSchema,
+      })
+      .optional()
+      .meta({
+        description:
+          "With a wallet signature, when price_kind is `update`: what the update covers (the same as the update 402's extra.releases and extra.changes)",
+      }),
   })
   .meta({ id: 'VersionStatus' });
 export type VersionStatus = z.infer<typeof VersionStatusSchema>;

@@ -7,7 +7,7 @@ import { assertCountryAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import { latestPassingRelease, openArtifact, publishedRelease } from '../releases/service.js';
+import { latestPassingRelease, openArtifact, publishedRelease, updateOffer } from '../releases/service.js';
 import { grantFor, readDownloadToken } from './grants.js';
 import { holdingOf, isEntitled } from './holdings.js';
 import { findListingForSale } from './listing.js';
@@ -80,16 +80,24 @@ export async function versionStatus(
     price_micro: formatMicroUsdc(listed.amountMicro),
     update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
     resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
+    release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
     ...(counts.success ? { scan: counts.data } : {}),
   };
   if (!wallet) return status;
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
   const offer = offerFor(listing, release.version, holding);
+  const update =
+    offer.kind === 'update'
+      ? await updateOffer(ctx.database.db, listing.id, offer.fromVersion!, offer.version)
+      : undefined;
   return {
     ...status,
     owned: holding.versions.includes(release.version),
     entitled: offer.kind === 'owned',
     price_kind: priceKind(offer),
+    ...(update && offer.kind === 'update'
+      ? { update: { from: offer.fromVersion!, to: offer.version, ...update } }
+      : {}),
   };
 }
 
@@ -145,12 +153,23 @@ export async function openDownload(
   ctx: AppContext,
   token: string,
 ): Promise<{ stream: Readable; sizeBytes: number; fileName: string; artifactSha256: string }> {
-  const { listingId, version } = readDownloadToken(ctx, token);
+  const { listingId, version, expired, expiredAt } = readDownloadToken(ctx, token);
   const [release, listing] = await Promise.all([
     publishedRelease(ctx.database.db, listingId, version),
     listingById(ctx.database.db, listingId),
   ]);
   if (!release || !listing) throw new AppError('not_found', { message: 'No such download' });
+  if (expired) {
+    // Not "you do not own this": the grant was good and lapsed. The code is SPEC's
+    // `expired_authorization` (docs/DECISIONS.md); no payment is asked, a re-fetch replaces it.
+    const refetch = `${resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug)}/v/${release.version}`;
+    throw new AppError('expired_authorization', {
+      message:
+        `This download URL expired at ${expiredAt.toISOString()} (download URLs live 5 minutes). It is not a payment request: ` +
+        `get a fresh download_url with GET ${refetch} and an X-Wallet-Signature of the wallet that owns ${release.version} ` +
+        `(MCP: fetch_release with wallet_signature); a free or owned version is also granted again by GET ${resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug)}.`,
+    });
+  }
   const { stream, sizeBytes } = await openArtifact(ctx, release);
   // The zip's own top folder is `<slug>/` (identical trees, identical zips); the name carries the version.
   return {

@@ -1,3 +1,5 @@
+import { buyingSnippet } from './skill.js';
+
 /**
  * The human guides under /docs, as markdown with the deployment's base URL filled in, so every
  * command shown can be pasted as is.
@@ -52,21 +54,16 @@ curl ${baseUrl}/api/r/<owner>/<slug> \\
   -H "X-Quote-Id: <extra.quote_id>"
 \`\`\`
 
-The official x402 client does all of this for you:
+The official x402 client does all of this for you. This program buys, downloads and checks a listing
+end to end; replace \`<owner>/<slug>\`, put the wallet's key in \`PRIVATE_KEY\`, and set
+\`MAX_PER_PAYMENT\` to at least the price: the client's spend limit
+(\`spendControls.maxAmountPerPayment\`) is \`$1.00\` by default and it refuses anything dearer before
+signing. The 402's \`extra.instructions\` name the value for the price asked.
 
 \`\`\`ts
-import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
-import { ExactEvmScheme } from '@x402/evm';
-import { privateKeyToAccount } from 'viem/accounts';
-
-const account = privateKeyToAccount(process.env.PRIVATE_KEY);
-const pay = wrapFetchWithPaymentFromConfig(fetch, {
-  schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
-});
-const grant = await (await pay('${baseUrl}/api/r/<owner>/<slug>')).json();
+${buyingSnippet(baseUrl)}
 \`\`\`
 
-The client refuses payments above its spend limit (1 USD by default); raise it for dearer listings.
 It echoes the quote inside the payment's \`extensions\`, so it needs no \`X-Quote-Id\`. A holder of an
 earlier version adds \`X-Wallet-Signature\` to the request options to be offered the update price.
 

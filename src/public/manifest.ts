@@ -120,6 +120,12 @@ async function manifestView(
   return { listing, release, ...entry };
 }
 
+/** What "latest" means wherever a version on sale is shown (issue 17 item 14). */
+export const RELEASE_LOG_ON_SALE =
+  'The version on sale is the newest release (highest X.Y.Z) whose scan passed; newer releases that failed their scan or are pending are listed in the release log and never sold.';
+const RELEASE_LOG_CADENCE =
+  'computed.cadence.releases counts the releases with a zip (any verdict) up to and including `version`, as when `version` was inspected; the release log lists every release, also ones refused for a size limit and ones cut later.';
+
 export function listingUrls(baseUrl: string, owner: string, slug: string) {
   return {
     page: `${baseUrl}/${owner}/${slug}`,
@@ -152,6 +158,7 @@ function buildManifest(
     update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
     resource_endpoint: urls.resource,
     version_url: urls.version,
+    release_log: { url: urls.releases, on_sale: RELEASE_LOG_ON_SALE, cadence_counts: RELEASE_LOG_CADENCE },
     computed: {
       ...(computed as Record<string, unknown>),
       scan: scan ? toPublicScan(scan as ScanReport) : undefined,

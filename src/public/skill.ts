@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { DEVNET_NOTE } from '../payments/devnet-routes.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 
@@ -31,7 +32,36 @@ const SkillIndexSchema = z
   })
   .meta({ id: 'AgentSkillsIndex' });
 
-export function skillMarkdown(baseUrl: string): string {
+/**
+ * The one complete buying program for the official x402 client, as SKILL.md and /docs/buying show
+ * it. test/payments/official-client.test.ts runs this very text against a listing priced above $1.
+ */
+export function buyingSnippet(baseUrl: string): string {
+  return `// npm install @x402/fetch @x402/evm viem   (Node 20+; run as an ES module, e.g. npx tsx buy.ts)
+import { createHash } from 'node:crypto';
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { privateKeyToAccount } from 'viem/accounts';
+
+const RESOURCE = '${baseUrl}/api/r/<owner>/<slug>';
+// The client refuses any payment above $1.00 unless told otherwise: set this to at least the
+// price on sale (the manifest's price_micro / 1,000,000 dollars; the 402's extra.instructions name it).
+const MAX_PER_PAYMENT = '$10.00';
+
+const account = privateKeyToAccount(process.env.PRIVATE_KEY as \`0x\${string}\`);
+const pay = wrapFetchWithPaymentFromConfig(fetch, {
+  schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
+  spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT },
+});
+const response = await pay(RESOURCE);
+if (!response.ok) throw new Error(\`\${response.status}: \${await response.text()}\`);
+const grant = await response.json(); // { download_url (5 minutes), version, artifact_sha256, kind, transaction, ... }
+const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
+if (createHash('sha256').update(zip).digest('hex') !== grant.artifact_sha256) throw new Error('checksum mismatch');
+console.log(grant.kind, grant.version, grant.transaction, zip.length);`;
+}
+
+export function skillMarkdown(baseUrl: string, devnet = false): string {
   return `---
 name: ${SKILL_NAME}
 description: ${JSON.stringify(DESCRIPTION)}
@@ -50,7 +80,13 @@ repo402 sells private git repositories as versioned zip artifacts. A listing is 
 
 Base URL: ${baseUrl}
 
-## 1. Read the free manifest
+**Latest** means the version on sale: the newest release (highest \`X.Y.Z\`) whose security scan
+passed. Every release, also ones that failed their scan or are pending (never sold), is in the
+release log: \`GET ${baseUrl}/api/v/<owner>/<slug>/releases\` (newest first, paged by
+\`next_cursor\`; each entry has its changelog, \`diff_summary\`, \`scan\` verdict and prices). The
+manifest's \`release_log\` and version status's \`release_log_url\` link it.
+
+${devnet ? devnetSection(baseUrl) : ''}## 1. Read the free manifest
 
 \`GET ${baseUrl}/api/label/<owner>/<slug>\` returns the manifest: \`version\`, \`price_micro\`,
 \`update_price_micro\` (\`"0"\` means updates are included), \`artifact_sha256\`, and two namespaces:
@@ -73,6 +109,14 @@ body is in the JSON body and, base64-encoded, in the \`PAYMENT-REQUIRED\` header
 
 A free listing (price \`"0"\`) answers \`200\` with the download at once.
 
+**If your wallet may already hold the version on sale** (you bought it before, or bought while
+updates were included), send \`X-Wallet-Signature\` (section 4) with this first request:
+
+- you hold the version on sale: \`200\` at once with a grant of \`kind: "owned"\`, free, no 402,
+  nothing to sign or pay (the owner's fast path);
+- you hold an earlier version: the \`update\` 402 at the update price (the update path, section 3);
+- you hold nothing: the \`new\` 402, as without the header.
+
 ## 3. Sign and pay
 
 Sign an EIP-3009 \`TransferWithAuthorization\` for exactly \`accepts[0]\`: \`from\` your address,
@@ -90,7 +134,16 @@ X-Quote-Id: <extra.quote_id>
 \`\`\`
 
 The official x402 clients (\`@x402/fetch\` with \`@x402/evm\`) build the payload for you and echo
-the 402's \`extensions\`, which carry the quote, so they need no \`X-Quote-Id\`. If you hold an
+the 402's \`extensions\`, which carry the quote, so they need no \`X-Quote-Id\`. This program buys,
+downloads and checks a listing end to end; replace \`<owner>/<slug>\`, put the wallet's key in
+\`PRIVATE_KEY\`, and set \`MAX_PER_PAYMENT\` to at least the price. The client's spend limit
+(\`spendControls.maxAmountPerPayment\`) is \`$1.00\` by default and it refuses anything dearer
+before signing; the 402's \`extra.instructions\` name the value for the price asked.
+
+\`\`\`ts
+${buyingSnippet(baseUrl)}
+\`\`\`
+ If you hold an
 earlier version, send \`X-Wallet-Signature\` (section 4) in the request options: the first request
 then gets the \`update\` 402 at the update price, and the paid retry is judged by the payer alone.
 
@@ -124,7 +177,7 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`price_changed\` | 409 | sign the fresh 402 in \`details.payment_required\` |
 | \`replay\` | 409 | this authorization was already used; the existing purchase is returned |
 | \`insufficient_balance\` | 402 | fund the payer with USDC on eip155:8453 |
-| \`expired_authorization\` | 402 | request a fresh 402 and sign it |
+| \`expired_authorization\` | 402 | on a buy: request a fresh 402 and sign it; on a download URL (they live 5 minutes): re-fetch the version for a fresh one, nothing to pay |
 | \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
 | \`invalid_signature\` | 401 | take a new challenge and sign it |
 | \`not_entitled\` | 403 | buy the version first |
@@ -141,9 +194,29 @@ The same procedure is available as MCP tools at \`${baseUrl}/api/mcp\` (Streamab
 `;
 }
 
+/** On the devnet, SKILL.md says so first: test money, and where to check it (issue 17 item 16). */
+function devnetSection(baseUrl: string): string {
+  return `## Test money: this server runs the devnet
+
+${DEVNET_NOTE}
+
+- Chain id \`8453\`, network \`eip155:8453\`; the token at \`0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913\`
+  (the Base USDC address) is a test token with no value.
+- \`GET ${baseUrl}/api/devnet\`: these facts as JSON.
+- \`GET ${baseUrl}/api/devnet/balance/<address>\`: your test-USDC balance (\`balance_micro\`).
+- \`GET ${baseUrl}/api/devnet/tx/<hash>\`: a transaction on this chain (the \`transaction\` of a grant).
+
+A server taking real money has no \`/api/devnet\` (it answers \`404\`) and its transactions are on Base.
+
+`;
+}
+
 export function registerSkillRoutes(app: App, ctx: AppContext): void {
   const { baseUrl } = ctx.config;
-  const skill = prebuilt(skillMarkdown(baseUrl), 'text/markdown; charset=utf-8');
+  const skill = prebuilt(
+    skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet'),
+    'text/markdown; charset=utf-8',
+  );
   const digest = createHash('sha256').update(skill.body, 'utf8').digest('hex');
   const index = prebuilt(
     SkillIndexSchema.parse({

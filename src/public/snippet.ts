@@ -15,10 +15,12 @@ export function snippetMarkdown(baseUrl: string, { listing, release }: ManifestV
     listing.updatePriceMicro === 0n
       ? `Updates are included with the purchase: when \`version\` is newer than the one you have, fetch it
 with \`GET ${urls.resource}\` and the same \`X-Wallet-Signature\`; it costs nothing.`
-      : `Updates are paid: each newer version costs ${formatUsd(listing.updatePriceMicro)} USD
-(\`update_price_micro\` ${listing.updatePriceMicro}). When \`version\` is newer than the one you have, do not
-buy it on your own: tell the operator what changed (\`GET ${urls.releases}\`) and the price, and buy it
-through \`GET ${urls.resource}\` (an \`update\` 402) only when they approve.`;
+      : `Updates are paid: moving from the version you hold to the newest costs one update price,
+${formatUsd(listing.updatePriceMicro)} USD (\`update_price_micro\` ${listing.updatePriceMicro}), however many versions you skip; you
+do not pay for each version in between. When \`version\` is newer than the one you have, do not
+buy it on your own: tell the operator what changed (version status with your signature carries
+\`update.releases\` and \`update.changes\`; the whole log is \`GET ${urls.releases}\`) and the price,
+and buy it through \`GET ${urls.resource}\` (an \`update\` 402) only when they approve.`;
   return `<!-- repo402 snippet for ${name}: paste into your agent's instructions -->
 ## Dependency: ${name} (repo402)
 

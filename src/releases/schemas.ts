@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ListingReleaseSchema, ReleaseSchema } from '../listings/schemas.js';
+import { DiffSummarySchema, ListingReleaseSchema, ReleaseSchema } from '../listings/schemas.js';
 import { singleLineText } from '../platform/text-fields.js';
 
 export const SyncRequestSchema = z
@@ -58,3 +58,44 @@ export const ListingReleasesQuerySchema = z.strictObject({
 });
 
 export const OwnerSlugParamsSchema = z.strictObject({ owner: z.string().max(64), slug: z.string().max(64) });
+
+/** The cumulative change an update offer carries (releases/update-summary.ts). */
+export const UpdateChangesSchema = z
+  .object({
+    from: z.string().meta({ description: 'The version the wallet holds (the update starts here)' }),
+    to: z.string().meta({ description: 'The version on sale' }),
+    method: z.literal('composed').meta({
+      description:
+        "Composed from each release's stored diff (against its predecessor) and scan report; see docs/DECISIONS.md",
+    }),
+    complete: z.boolean().meta({
+      description:
+        'false when a release in the range has no diff summary or scan report (refused before inspection), so the totals may miss its changes',
+    }),
+    releases: z
+      .number()
+      .int()
+      .meta({ description: 'How many releases lie after `from` up to `to`, failing ones included' }),
+    failing_versions: z.array(z.string()).meta({
+      description:
+        'Releases in the range that did not pass their scan (never sold; their changes may still be in `to`)',
+    }),
+    // From `from` to `to`: counts are sums over every release in the range (upper bounds: a file
+    // touched by two releases counts twice); components_touched is the union.
+    diff_summary: DiffSummarySchema,
+    capabilities_gained: z
+      .object({
+        hosts: z
+          .array(z.string())
+          .meta({ description: 'Non-local hosts contacted that `from` did not contact' }),
+        tools: z.array(z.string()),
+        runs: z.array(z.string()),
+        env: z.array(z.string()).meta({ description: 'Environment variables read' }),
+        install_runs: z.boolean().meta({ description: 'true when install scripts appeared since `from`' }),
+      })
+      .meta({
+        description:
+          'Capabilities any release after `from` up to `to` reports that `from` did not, failing releases included (conservative: one added and later removed is still listed)',
+      }),
+  })
+  .meta({ id: 'UpdateChanges' });

@@ -11,7 +11,6 @@ import {
   findRelease,
   newestRelease,
   newestReleasesOf,
-  passingReleasesBetween,
   type ReleaseCutRow,
   type ReleaseRow,
   releasePage,
@@ -53,19 +52,7 @@ export async function publishedRelease(db: Db, listingId: string, version: strin
   return row?.verdict === 'pass' ? withArtifact(row) : null;
 }
 
-/** Passing releases with `fromVersionExclusive < version <= toVersionInclusive`, oldest first, as SPEC Release objects. */
-export async function releasesBetween(
-  db: Db,
-  listingId: string,
-  fromVersionExclusive: string,
-  toVersionInclusive: string,
-): Promise<ReleaseBody[]> {
-  const from = parseVersion(fromVersionExclusive);
-  const to = parseVersion(toVersionInclusive);
-  if (!from || !to)
-    throw new RangeError(`not a version range: ${fromVersionExclusive}..${toVersionInclusive}`);
-  return (await passingReleasesBetween(db, listingId, from, to)).map(releaseBody);
-}
+export { type UpdateChanges, updateOffer } from './update-summary.js';
 
 /** Streams a release's zip from blob storage. */
 export function openArtifact(

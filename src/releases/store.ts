@@ -37,8 +37,8 @@ export async function newestRelease(
   return row;
 }
 
-/** Passing releases with `from < version <= to`, oldest first. */
-export async function passingReleasesBetween(
+/** Releases of any verdict with `from < version <= to`, oldest first. */
+export async function releasesInRange(
   db: Db,
   listingId: string,
   from: Version,
@@ -50,7 +50,6 @@ export async function passingReleasesBetween(
     .where(
       and(
         eq(releases.listingId, listingId),
-        eq(releases.verdict, 'pass'),
         sql`${versionTuple} > ${tuple(from)}`,
         sql`${versionTuple} <= ${tuple(to)}`,
       ),

@@ -69,7 +69,17 @@ describe('the buy-side MCP server through the official client', () => {
     const manifest = (await call('get_listing', { owner: f.owner, slug: f.slug }))
       .structuredContent as Structured;
     const label = await t.app.inject({ url: `/api/label/${f.owner}/${f.slug}` });
-    expect(manifest).toEqual(label.json());
+    const { release_log, ...rest } = manifest;
+    const { release_log: labelLog, ...labelRest } = label.json();
+    expect(rest).toEqual(labelRest);
+    // The release log's first page comes with the manifest (issue 17 item 17).
+    const log = await t.app.inject({ url: `/api/v/${f.owner}/${f.slug}/releases` });
+    expect(release_log).toEqual({
+      ...labelLog,
+      url: `${t.config.baseUrl}/api/v/${f.owner}/${f.slug}/releases`,
+      releases: log.json().releases,
+      next_cursor: log.json().next_cursor,
+    });
 
     const status = (await call('check_version', { owner: f.owner, slug: f.slug }))
       .structuredContent as Structured;
@@ -135,6 +145,75 @@ describe('the buy-side MCP server through the official client', () => {
       wallet_signature: await walletSignatureHeader(t, wallet),
     });
     expect(owned.structuredContent).toMatchObject({ owned: true, entitled: true, price_kind: 'owned' });
+  });
+
+  it('buys, re-fetches and checks without HTTP: tools hand out wallet challenges, the 402 is worded for MCP', async () => {
+    const f = await publishedListingFixture(t, { priceMicro: 1_500_000n, updatePriceMicro: 0n });
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const sign = async (challenge: Structured) =>
+      Buffer.from(
+        JSON.stringify({
+          address: challenge.address,
+          nonce: challenge.nonce,
+          signature: await wallet.signMessage({ message: challenge.message }),
+        }),
+      ).toString('base64');
+
+    const unpaid = (await call('purchase', { owner: f.owner, slug: f.slug, address: wallet.address }))
+      .structuredContent as Structured;
+    expect(unpaid.extra.instructions).toContain('`purchase` tool again');
+    expect(unpaid.extra.instructions).toContain('payment_signature');
+    expect(unpaid.extra.instructions).toContain('quote_id');
+    expect(unpaid.extra.instructions).not.toContain('PAYMENT-SIGNATURE');
+    expect(unpaid.wallet_challenge).toMatchObject({ address: wallet.address, argument: 'wallet_signature' });
+    const paid = await call('purchase', {
+      owner: f.owner,
+      slug: f.slug,
+      payment_signature: await signPayment(unpaid, wallet),
+      quote_id: unpaid.extra.quote_id,
+    });
+    expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
+
+    // fetch_release without a signature: the error carries a fresh challenge for the address.
+    const withoutAddress = errorOf(
+      await call('fetch_release', { owner: f.owner, slug: f.slug, version: '1.0.0' }),
+    );
+    expect(withoutAddress.code).toBe('invalid_signature');
+    expect(withoutAddress.message).toContain('address');
+    const needed = errorOf(
+      await call('fetch_release', {
+        owner: f.owner,
+        slug: f.slug,
+        version: '1.0.0',
+        address: wallet.address,
+      }),
+    );
+    expect(needed.code).toBe('invalid_signature');
+    expect(needed.details.wallet_challenge).toMatchObject({
+      argument: 'wallet_signature',
+      address: wallet.address,
+    });
+    const refetch = await call('fetch_release', {
+      owner: f.owner,
+      slug: f.slug,
+      version: '1.0.0',
+      wallet_signature: await sign(needed.details.wallet_challenge),
+    });
+    expect(refetch.isError, JSON.stringify(refetch.content)).toBeFalsy();
+    expect((refetch.structuredContent as Structured).kind).toBe('owned');
+
+    // check_version hands out a challenge too; signed, it reports the holding.
+    const anonymous = (await call('check_version', { owner: f.owner, slug: f.slug, address: wallet.address }))
+      .structuredContent as Structured;
+    expect(anonymous).not.toHaveProperty('owned');
+    const status = (
+      await call('check_version', {
+        owner: f.owner,
+        slug: f.slug,
+        wallet_signature: await sign(anonymous.wallet_challenge),
+      })
+    ).structuredContent as Structured;
+    expect(status).toMatchObject({ owned: true, price_kind: 'owned' });
   });
 
   it('returns failures as isError results carrying the spec error body', async () => {

@@ -205,8 +205,13 @@ describe.each(BACKENDS)('holders on %s', (backend) => {
       expect(res.json().code).toBe('not_found');
     }
     t.clock.advance(300_001);
+    // An expired URL says so and names the re-fetch that replaces it; it is not "you do not own this".
     const expired = await download(grant.download_url);
-    expect(expired.statusCode).toBe(403);
-    expect(expired.json().code).toBe('not_entitled');
+    expect(expired.json().code).toBe('expired_authorization');
+    expect(expired.statusCode).toBe(402);
+    expect(expired.headers['payment-required']).toBeUndefined();
+    expect(expired.json().message).toContain('expired');
+    expect(expired.json().message).toContain(`${buyUrl(fixture)}/v/1.0.0`);
+    expect(expired.json().message).toContain('fetch_release');
   });
 });

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { eq } from 'drizzle-orm';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { purchases } from '../../src/db/schema/index.js';
 import { walletSignatureHeader } from '../identity/support.js';
 import { freePort } from '../support/process.js';
 import {
@@ -82,5 +88,57 @@ describe('buying with the official x402 client against the running server on dev
     expect(grant).toMatchObject({ kind: 'update', version: '1.1.0' });
     expect(grant.artifact_sha256).toBe(fixture.zips.get('1.1.0')!.sha256);
     expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(10_000_000n - 3_500_000n - 700_000n);
+  });
+
+  it("runs SKILL.md's buying program as served against a listing priced above $1; the 402 names the spend limit", async () => {
+    const fixture = await publishListing(t, { priceMicro: 3_500_000n });
+    const key = generatePrivateKey();
+    const buyer = privateKeyToAccount(key);
+    await t.rail.devnet!.fund(buyer.address, 10_000_000n);
+    const resource = `${base}/api/r/${fixture.owner}/${fixture.slug}`;
+
+    const unpaid = await fetch(resource);
+    expect(unpaid.status).toBe(402);
+    expect(((await unpaid.json()) as { extra: { instructions: string } }).extra.instructions).toContain(
+      "spendControls: { maxAmountPerPayment: '$3.50' }",
+    );
+
+    const skill = await (await fetch(`${base}/.well-known/agent-skills/buy-a-repo/SKILL.md`)).text();
+    const program = /```ts\n([\s\S]*?)\n```/
+      .exec(skill)![1]!
+      .replace('<owner>/<slug>', `${fixture.owner}/${fixture.slug}`);
+    expect(program).toContain('spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT }');
+    const docs = await (await fetch(`${base}/docs/buying`, { headers: { accept: 'text/markdown' } })).text();
+    expect(docs).toContain('spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT }');
+
+    // The program is written into the worktree so its imports resolve as a user's project would.
+    const dir = await mkdtemp(join(process.cwd(), 'test', 'payments', '.snippet-'));
+    const run = async (name: string, text: string) => {
+      const file = join(dir, name);
+      await writeFile(file, text);
+      return import(pathToFileURL(file).href);
+    };
+    const before = process.env.PRIVATE_KEY;
+    process.env.PRIVATE_KEY = key;
+    try {
+      // With the client's default limit the program stops before signing anything.
+      await expect(
+        run('default-limit.mts', program.replace("MAX_PER_PAYMENT = '$10.00'", "MAX_PER_PAYMENT = '$1.00'")),
+      ).rejects.toThrow();
+      expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(10_000_000n);
+      await run('buy.mts', program);
+    } finally {
+      if (before === undefined) delete process.env.PRIVATE_KEY;
+      else process.env.PRIVATE_KEY = before;
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(6_500_000n);
+    const rows = await t.ctx.database.db
+      .select()
+      .from(purchases)
+      .where(eq(purchases.listingId, fixture.listingId));
+    expect(rows.map((row) => [row.wallet, row.version, row.amountMicro])).toEqual([
+      [buyer.address.toLowerCase(), '1.0.0', 3_500_000n],
+    ]);
   });
 });

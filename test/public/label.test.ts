@@ -32,6 +32,12 @@ describe.each(BACKENDS)('GET /api/label/{owner}/{slug} (%s)', (backend) => {
       update_price_micro: '0',
       resource_endpoint: `${t.config.baseUrl}/api/r/${f.owner}/${f.slug}`,
       version_url: `${t.config.baseUrl}/api/v/${f.owner}/${f.slug}`,
+      // "Latest" is defined where it is used, and the log listing the failing 1.2.0 is linked.
+      release_log: {
+        url: `${t.config.baseUrl}/api/v/${f.owner}/${f.slug}/releases`,
+        on_sale: expect.stringContaining('newest release (highest X.Y.Z) whose scan passed'),
+        cadence_counts: expect.stringContaining('computed.cadence.releases counts'),
+      },
       self_reported: { description: 'A fixture listing', trigger_hint: 'Use it when testing' },
     });
     expect(manifest.computed.file_count).toBe(2);

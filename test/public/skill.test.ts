@@ -34,6 +34,22 @@ describe('agent skill: buy-a-repo', () => {
     }
   });
 
+  it("documents the owner's fast path beside the update path (issue 17 item 15)", async () => {
+    const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
+    const section = body.slice(body.indexOf('## 2.'), body.indexOf('## 3.'));
+    expect(section).toContain('X-Wallet-Signature');
+    expect(section).toContain('`kind: "owned"`');
+    expect(section).toContain("owner's fast path");
+    expect(section).toContain('`update` 402');
+  });
+
+  it('defines latest as the newest passing release and links the release log (issue 17 item 14)', async () => {
+    const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
+    expect(body).toContain('**Latest** means the version on sale: the newest release');
+    expect(body).toContain('whose security scan\npassed');
+    expect(body).toContain(`${TEST_BASE_URL}/api/v/<owner>/<slug>/releases`);
+  });
+
   it('lists it in the well-known index with the digest of the served bytes', async () => {
     const skill = await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' });
     const res = await t.app.inject({ url: '/.well-known/agent-skills/index.json' });

@@ -28,6 +28,10 @@ describe('GET /api/snippet/{owner}/{slug}', () => {
     expect(res.body).toContain('2.50 USD');
     expect(res.body).toContain('2500000');
     expect(res.body).not.toContain('Updates are included');
+    // One price to move from any held version to the newest (issue 17 item 5).
+    expect(res.body).not.toContain('each newer version costs');
+    expect(res.body).toContain('costs one update price');
+    expect(res.body).toContain('however many versions you skip');
   });
 
   it('is 404 for drafts and unknown listings', async () => {

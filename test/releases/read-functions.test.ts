@@ -5,7 +5,7 @@ import {
   latestPassingRelease,
   openArtifact,
   publishedRelease,
-  releasesBetween,
+  updateOffer,
 } from '../../src/releases/service.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { registerCreator } from '../identity/support.js';
@@ -69,7 +69,7 @@ describe.each(BACKENDS)('release read functions on %s', (backend) => {
     expect(await findPublicListing(t.ctx.database.db, draft.creator.handle, 'tool-kit')).toBeNull();
   });
 
-  it('orders releases by version, not by text, and counts only passing ones', async () => {
+  it('orders releases by version, not by text; on sale counts only passing ones, an update lists every verdict', async () => {
     const { listing } = await seed('published');
     const db = t.ctx.database.db;
     expect((await latestPassingRelease(db, listing.id))?.version).toBe('1.10.0');
@@ -77,15 +77,18 @@ describe.each(BACKENDS)('release read functions on %s', (backend) => {
     expect(await publishedRelease(db, listing.id, '1.2.0')).toBeNull();
     expect(await publishedRelease(db, listing.id, '2.0.0')).toBeNull();
     expect(await publishedRelease(db, listing.id, 'nonsense')).toBeNull();
-    const between = await releasesBetween(db, listing.id, '0.9.0', '2.0.0');
-    expect(between.map((r) => r.version)).toEqual(['1.0.0', '1.10.0']);
+    const { releases: between, changes } = await updateOffer(db, listing.id, '0.9.0', '1.10.0');
+    expect(between.map((r) => r.version)).toEqual(['1.0.0', '1.2.0', '1.10.0']);
+    expect(between[1]?.scan).toBe('fail');
+    expect(changes).toMatchObject({ from: '0.9.0', to: '1.10.0', releases: 3, failing_versions: ['1.2.0'] });
     expect(between[0]).toMatchObject({
       tag: 'v1.0.0',
       scan: 'pass',
       price_micro: '5',
       update_price_micro: '0',
     });
-    expect((await releasesBetween(db, listing.id, '1.0.0', '1.10.0')).map((r) => r.version)).toEqual([
+    expect((await updateOffer(db, listing.id, '1.0.0', '1.10.0')).releases.map((r) => r.version)).toEqual([
+      '1.2.0',
       '1.10.0',
     ]);
   });
