@@ -191,7 +191,11 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
       extensions: Object.fromEntries(
         Object.entries(extensions).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
       ),
-      warnings: sbomAvailable ? [] : ['sbom_unavailable'],
+      warnings: [
+        ...(sbomAvailable ? [] : ['sbom_unavailable']),
+        // Declared but not resolved: a range without a lockfile has no version to check advisories against.
+        ...(deps.dependencies.some((d) => d.version === null) ? ['no_lockfile'] : []),
+      ],
       repo_meta: null,
       owner: null,
       computed_at: input.now.toISOString(),
