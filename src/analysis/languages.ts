@@ -121,7 +121,22 @@ const VENDORED =
 const GENERATED =
   /(^|\/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|Pipfile\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|\.(pb\.go|pb\.cc|pb\.h|map)$|_pb2(_grpc)?\.py$|\.generated\.[a-z]+$|(^|\/)(__generated__|generated)\//i;
 
+// linguist's documentation.yml: documentation folders and the prose files every project carries.
+const DOCUMENTATION =
+  /(^|\/)(docs?|Documentation|examples?|samples?)\/|(^|\/)(README|CHANGELOG|CHANGES|CONTRIBUTING|COPYING|INSTALL|LICEN[CS]E|NOTICE|AUTHORS|CODE_OF_CONDUCT|SECURITY)(\.[^/]*)?$/i;
+
 export const isVendored = (filePath: string) => VENDORED.test(filePath);
+export const isDocumentation = (filePath: string) => DOCUMENTATION.test(filePath);
+/**
+ * Whether a file's bytes count towards `languages`, as GitHub's language bar counts them: only
+ * `programming` and `markup` languages (never prose such as Markdown and Text, nor data such as JSON
+ * and YAML), outside vendored, generated and documentation paths.
+ */
+export const countsTowardsLanguages = (filePath: string, type: string | null | undefined) =>
+  (type === 'programming' || type === 'markup') &&
+  !isVendored(filePath) &&
+  !isGenerated(filePath) &&
+  !isDocumentation(filePath);
 export const isGenerated = (filePath: string) => GENERATED.test(filePath);
 
 const TEST_PATH =

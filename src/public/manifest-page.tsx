@@ -4,6 +4,7 @@ import { renderPage } from '../platform/page.js';
 import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
 import type { ReleaseBody } from '../releases/views.js';
+import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { API_CATALOG_LINK } from './catalog.js';
 import { registerListingDocument } from './listing-document.js';
@@ -19,6 +20,13 @@ import { SKILL_PATH } from './skill.js';
 const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const TREE_ROWS = 300;
+/** `computed.warnings` in words: what the scan could not check. */
+const WARNING_WORDS: Record<string, string> = {
+  advisories_stale: `The advisory data behind the dependency checks is more than ${ADVISORY_MAX_AGE_DAYS} days old: a recently published vulnerability or malicious package may not be known to them.`,
+  no_lockfile:
+    'Dependencies are declared without a lockfile, so their versions are unknown and were not checked against advisories.',
+  sbom_unavailable: 'No dependency manifest could be read, so there is no SBOM and no dependency check.',
+};
 const LOG_ROWS = 5;
 
 /** The parts of `computed` the page shows; every field may be absent on an old analysis. */
@@ -33,6 +41,7 @@ interface ComputedView {
   licence?: { spdx: string; verdict: string };
   inventory_sentence?: string;
   cadence_sentence?: string;
+  warnings?: string[];
   scan?: {
     verdict?: string;
     counts?: { blocking: number; disclosed: number; review: number };
@@ -115,6 +124,13 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
             ) : null}
           </div>
         </div>
+        {(computed.warnings ?? []).length > 0 ? (
+          <ul class="notice" id="warnings">
+            {(computed.warnings ?? []).map((code) => (
+              <li data-warning={code}>{WARNING_WORDS[code] ?? code}</li>
+            ))}
+          </ul>
+        ) : null}
         {computed.scan?.capabilities?.summary ? (
           <p id="capabilities">
             <strong>What the code can do:</strong> {computed.scan.capabilities.summary}

@@ -1,6 +1,6 @@
 import type { Dependency } from '../analysis/dependencies.js';
 import type { Db } from '../db/connect.js';
-import { advisoriesFor, advisoryDatasetStamp } from './advisory-store.js';
+import { advisoriesFor } from './advisory-store.js';
 import { isAffected, normaliseName, type OsvRange } from './osv.js';
 import { SCANNER_VERSION } from './report.js';
 import type { Finding } from './types.js';
@@ -82,7 +82,17 @@ export async function checkDependencies(
 }
 
 /** The OSV checks' tool version: the scanner's, with the size and date of the advisory data it read. */
-export async function osvToolVersion(db: Db): Promise<string> {
-  const dataset = await advisoryDatasetStamp(db);
+export function osvStamp(dataset: { records: number; newest: Date | null }): string {
   return `${SCANNER_VERSION}+osv.${dataset.records}${dataset.newest ? `.${dataset.newest.toISOString().slice(0, 10)}` : ''}`;
+}
+
+/**
+ * Advisory data older than this is stale: the newest record's `modified` date says how current
+ * the dataset is (OSV's exports change every day; the built-in three-record seed is years old).
+ */
+export const ADVISORY_MAX_AGE_DAYS = 7;
+
+/** Whether `computed.warnings` should say `advisories_stale`. */
+export function advisoriesStale(dataset: { newest: Date | null }, now: Date): boolean {
+  return !dataset.newest || now.getTime() - dataset.newest.getTime() > ADVISORY_MAX_AGE_DAYS * 86_400_000;
 }

@@ -1,3 +1,5 @@
+import { findMnemonic, isEvmPrivateKey, isKeystore } from './crypto-secrets.js';
+import { FORMAT_RULES, type FormatRule, formatRegex } from './secret-formats.js';
 import type { Severity } from './types.js';
 
 /**
@@ -17,6 +19,17 @@ export interface SecretRule {
   severity: Severity;
   /** Generic rules are skipped in test-fixture and example paths (specific token formats are not). */
   generic?: boolean;
+  /**
+   * Value-after-a-name rules (generic ones and `name = value` provider rules): skipped in lockfiles,
+   * whose names and hashes are never credentials.
+   */
+  assignment?: boolean;
+  /** The rule runs only on paths matching this regex source. */
+  path?: string;
+  /** Also run on files up to this many characters whatever their keywords. */
+  alwaysBelow?: number;
+  /** A final check of a match: the reported secret, or undefined when it is not one. */
+  confirm?: (secret: string, text: string) => string | undefined;
 }
 
 const B64 = 'A-Za-z0-9+/';
@@ -32,8 +45,8 @@ export const SECRET_RULES: SecretRule[] = [
   {
     id: 'aws-access-key-id',
     description: 'AWS access key ID',
-    keywords: ['akia', 'asia', 'abia', 'acca'],
-    pattern: '\\b(?<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\\b',
+    keywords: ['akia', 'asia', 'abia', 'acca', 'a3t'],
+    pattern: '\\b(?<secret>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\\b',
     severity: 'CRITICAL',
   },
   {
@@ -114,8 +127,8 @@ export const SECRET_RULES: SecretRule[] = [
   {
     id: 'stripe-key',
     description: 'Stripe secret or restricted key',
-    keywords: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'],
-    pattern: '\\b(?<secret>[rs]k_(?:live|test)_[A-Za-z0-9]{24,})\\b',
+    keywords: ['sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'],
+    pattern: '\\b(?<secret>[rs]k_(?:live|test|prod)_[A-Za-z0-9]{24,})\\b',
     severity: 'CRITICAL',
   },
   {
@@ -129,7 +142,8 @@ export const SECRET_RULES: SecretRule[] = [
     id: 'slack-webhook',
     description: 'Slack incoming webhook URL',
     keywords: ['hooks.slack.com'],
-    pattern: 'https://hooks\\.slack\\.com/services/(?<secret>T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,})',
+    pattern:
+      'https://hooks\\.slack\\.com/(?:services/(?<secret>T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,})|(?:workflows|triggers)/(?<secret2>T[A-Z0-9]+/[A-Za-z0-9/]{20,}))',
     severity: 'HIGH',
   },
   {
@@ -206,10 +220,121 @@ export const SECRET_RULES: SecretRule[] = [
     description: 'High-entropy value assigned to a secret-looking name',
     keywords: ['key', 'secret', 'token', 'passw', 'pwd', 'credential'],
     pattern:
-      '(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|access[_-]?token|token|passw(?:or)?d|pwd|client[_-]?secret|credentials?)["\']?\\s*(?::=|=>|:|=)\\s*["\'`]?(?<secret>[A-Za-z0-9_\\-+/=.~!@#$%^&*]{16,})',
+      '(?<![Pp]ublic[_-]?|[Pp]ub[_-]?|[Cc]srf[_-]?|[Xx]srf[_-]?)(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|access[_-]?token|token|passw(?:or)?d|pwd|client[_-]?secret|credentials?)["\']?\\s*(?::=|=>|:|=)\\s*["\'`]?(?<secret>[A-Za-z0-9_\\-+/=.~!@#$%^&*]{16,})',
     flags: 'i',
     entropy: 3.7,
     severity: 'HIGH',
     generic: true,
+    assignment: true,
   },
+  {
+    id: 'curl-auth-header',
+    description: 'Credential in a curl Authorization header',
+    keywords: ['curl'],
+    pattern:
+      '\\bcurl\\b[^\\n]*?(?:-H|--header)[ =]?["\']Authorization:[ \\t]*(?:Bearer|Token|Basic)[ \\t]+(?<secret>[\\w=~@.+/-]{8,})',
+    flags: 'i',
+    entropy: 3,
+    severity: 'HIGH',
+  },
+  {
+    id: 'curl-auth-user',
+    description: 'Password in a curl --user argument',
+    keywords: ['curl'],
+    pattern: '\\bcurl\\b[^\\n]*?[ \\t](?:-u|--user)[ =]?["\']?[\\w.@-]+:(?<secret>[^\\s\'"$<>{}]{6,})',
+    entropy: 3,
+    severity: 'HIGH',
+  },
+  {
+    id: 'kubernetes-secret',
+    description: 'Kubernetes Secret manifest with data values',
+    keywords: ['kind: secret', 'kind: "secret"', "kind: 'secret'"],
+    pattern:
+      '\\bkind:[ \\t]*["\']?Secret["\']?[ \\t]*\\n[\\s\\S]{0,300}?\\ndata:[ \\t]*\\n[ \\t]+[\\w.-]+:[ \\t]*["\']?(?<secret>[A-Za-z0-9+/]{12,}={0,3})["\']?[ \\t]*$',
+    flags: 'm',
+    entropy: 3,
+    severity: 'HIGH',
+  },
+  {
+    id: 'nuget-config-password',
+    description: 'Password in a NuGet configuration file',
+    keywords: ['<add key='],
+    pattern: '<add key="(?:ClearText)?Password"\\s+value="(?<secret>[^"]{8,})"',
+    flags: 'i',
+    entropy: 2.5,
+    severity: 'HIGH',
+  },
+  {
+    id: 'evm-private-key',
+    description: 'Raw EVM (Ethereum) private key in a key-like assignment or wallet constructor',
+    keywords: [
+      'priv',
+      'secret',
+      'signer',
+      'wallet',
+      'deployer',
+      'owner',
+      'eth_key',
+      'evm',
+      'pk',
+      'from_key',
+      'mnemonic',
+    ],
+    pattern:
+      '(?:(?:private[_-]?key|priv[_-]?key|privkey|secret[_-]?key|signer[_-]?key|wallet[_-]?key|deployer[_-]?key|owner[_-]?key|eth[_-]?key|evm[_-]?key|\\bpk)\\w{0,20}["\'`]?[ \\t]{0,3}(?::=|=>|\\?=|:|=)[ \\t]{0,3}["\'`]?|(?:new[ \\t]+(?:ethers\\.)?Wallet|privateKeyToAccount|from_key|fromPrivateKey|privateKeyToAddress)\\([ \\t]*["\'`])(?<secret>(?:0x)?[0-9a-fA-F]{64})(?![0-9A-Za-z_])',
+    flags: 'i',
+    entropy: 3,
+    severity: 'CRITICAL',
+    confirm: (secret) => (isEvmPrivateKey(secret) ? secret : undefined),
+  },
+  {
+    id: 'bip39-seed-phrase',
+    description: 'BIP-39 wallet seed phrase (English word list, valid checksum)',
+    keywords: [
+      'mnemonic',
+      'seed',
+      'phrase',
+      'recovery',
+      'words',
+      'wallet',
+      'bip39',
+      'bip-39',
+      'secret',
+      'backup',
+    ],
+    pattern: '(?<secret>\\b[a-z]{3,8}(?:[ \\t",\'\\r\\n\\d.)-]{1,6}[a-z]{3,8}\\b){11,40})',
+    flags: 'i',
+    alwaysBelow: 4096,
+    severity: 'CRITICAL',
+    confirm: (run) => findMnemonic(run),
+  },
+  {
+    id: 'keystore-json',
+    description: 'Encrypted wallet keystore (Web3 Secret Storage JSON)',
+    keywords: ['ciphertext'],
+    pattern: '"ciphertext"\\s*:\\s*"(?<secret>[0-9a-fA-F]{32,})"',
+    flags: 'i',
+    severity: 'CRITICAL',
+    confirm: (secret, text) => (isKeystore(text) ? secret : undefined),
+  },
+  ...FORMAT_RULES.map(fromFormat),
 ];
+
+function fromFormat(rule: FormatRule): SecretRule {
+  const value = rule.formats.map(formatRegex).join('|');
+  const base = {
+    id: rule.id,
+    description: rule.description,
+    keywords: rule.keywords,
+    entropy: rule.entropy,
+    severity: rule.severity ?? 'HIGH',
+  };
+  if (!rule.names) return { ...base, pattern: `(?<![A-Za-z0-9_-])(?<secret>${value})(?![A-Za-z0-9_-])` };
+  const names = rule.names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return {
+    ...base,
+    pattern: `(?:${names})[\\w.-]{0,24}?["'\`]?[ \\t]{0,3}(?::{1,3}=|=>|\\?=|:|=|,)[ \\t]{0,3}["'\`]?(?<secret>${value})(?![A-Za-z0-9_-])`,
+    flags: 'i',
+    assignment: true,
+  };
+}

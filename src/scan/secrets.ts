@@ -1,8 +1,11 @@
+import { isGenerated } from '../analysis/languages.js';
+import { KeywordMatcher } from './keywords.js';
 import { SECRET_RULES, type SecretRule } from './secret-rules.js';
 import type { Finding } from './types.js';
 
 interface CompiledRule extends SecretRule {
   regex: RegExp;
+  pathRegex?: RegExp;
 }
 
 export interface SecretScanner {
@@ -11,13 +14,15 @@ export interface SecretScanner {
 
 /** Values that are documentation, not secrets: examples, placeholders, references to the environment. */
 const PLACEHOLDER =
-  /example|placeholder|your[_-]?|xxxx|\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|changeme|dummy|redacted|process\.env|os\.environ|getenv|env\(|secrets\.|0123456789|abcdef(?:gh)?ijklmn/i;
+  /example|placeholder|your[_-]?|xxxx|\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|changeme|dummy|redacted|process\.env|os\.environ|getenv|env\(|secrets\.|%[A-Za-z_]+%|0123456789|abcdef(?:gh)?ijklmn/i;
 /** Passwords of local development databases (docker-compose defaults), not credentials. */
 const DEV_PASSWORD =
   /^(postgres|password|passwd|pass|secret|root|admin|test|mysql|redis|guest|user|dev|local)$/i;
 /** Paths where generic rules would mostly hit deliberate test data. */
 const FIXTURE_PATH =
   /(^|\/)(tests?|__tests__|spec|specs|fixtures?|__fixtures__|testdata|examples?|samples?|mocks?|__mocks__)\/|\.(example|sample|template|dist)$|(^|\/)\.env\.(example|sample|template)$/i;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function shannonEntropy(value: string): number {
   const counts = new Map<string, number>();
@@ -39,30 +44,28 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
   const compiled: CompiledRule[] = rules.map((rule) => ({
     ...rule,
     regex: new RegExp(rule.pattern, `g${rule.flags ?? ''}`),
+    pathRegex: rule.path ? new RegExp(rule.path, 'i') : undefined,
   }));
+  const small = compiled.filter((r) => r.alwaysBelow !== undefined);
   const byKeyword = new Map<string, CompiledRule[]>();
   for (const rule of compiled) {
-    for (const keyword of rule.keywords) {
+    for (const keyword of rule.keywords.map((k) => k.toLowerCase())) {
       const list = byKeyword.get(keyword) ?? [];
-      list.push(rule);
+      if (!list.includes(rule)) list.push(rule);
       byKeyword.set(keyword, list);
     }
   }
-  const escaped = [...byKeyword.keys()]
-    .sort((a, b) => b.length - a.length)
-    .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const prefilter = new RegExp(escaped.join('|'), 'gi');
+  const prefilter = new KeywordMatcher(byKeyword.keys());
 
   return {
     scan(filePath, text, lineAt) {
       const candidates = new Set<CompiledRule>();
-      prefilter.lastIndex = 0;
-      for (let m = prefilter.exec(text); m; m = prefilter.exec(text)) {
-        for (const rule of byKeyword.get(m[0].toLowerCase()) ?? []) candidates.add(rule);
-        if (candidates.size === compiled.length) break;
-      }
+      for (const keyword of prefilter.find(text))
+        for (const rule of byKeyword.get(keyword) ?? []) candidates.add(rule);
+      for (const rule of small) if (text.length <= rule.alwaysBelow!) candidates.add(rule);
       if (candidates.size === 0) return [];
       const fixture = FIXTURE_PATH.test(filePath);
+      const lockfile = isGenerated(filePath);
       const findings: Finding[] = [];
       const seen = new Set<string>();
       // Specific rules first; a generic rule never reports a value a specific rule already named.
@@ -71,12 +74,16 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
         (a, b) => Number(a.generic ?? false) - Number(b.generic ?? false),
       )) {
         if (rule.generic && fixture) continue;
+        if (rule.assignment && lockfile) continue;
+        if (rule.pathRegex && !rule.pathRegex.test(filePath)) continue;
         rule.regex.lastIndex = 0;
         for (let m = rule.regex.exec(text); m; m = rule.regex.exec(text)) {
           if (m[0].length === 0) rule.regex.lastIndex++;
-          const secret = m.groups?.secret ?? m[0];
-          if (!isLikelySecret(rule, secret)) continue;
-          const start = m.index + m[0].indexOf(secret);
+          const matched = m.groups?.secret ?? m.groups?.secret2 ?? m[0];
+          if (!isLikelySecret(rule, matched)) continue;
+          const secret = rule.confirm ? rule.confirm(matched, text) : matched;
+          if (secret === undefined) continue;
+          const start = m.index + Math.max(0, m[0].indexOf(secret));
           const end = start + secret.length;
           if (rule.generic && spans.some(([s, e]) => start < e && s < end)) continue;
           spans.push([start, end]);
@@ -108,6 +115,8 @@ function isLikelySecret(rule: SecretRule, secret: string): boolean {
   if (rule.id === 'database-url-password' && (DEV_PASSWORD.test(secret) || secret.startsWith('$')))
     return false;
   if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return false;
+  // UUIDs name things (requests, records, tenants); a provider rule that expects one says so.
+  if (rule.generic && UUID.test(secret)) return false;
   // A generic assignment is a secret only when it mixes letters and digits, as generated keys do.
   if (rule.id === 'generic-secret-assignment' && !(/[0-9]/.test(secret) && /[A-Za-z]/.test(secret)))
     return false;

@@ -49,6 +49,22 @@ describe('GET /{owner}/{slug}', () => {
     expect(html).not.toContain('id="retired"');
   });
 
+  it('says in words what the scan could not check: stale advisory data, no lockfile', async () => {
+    const f = await publishedListingFixture(t, {
+      releases: [
+        {
+          version: '1.0.0',
+          computed: { ...PAGE_COMPUTED, warnings: ['advisories_stale', 'no_lockfile'] },
+          scan: PAGE_SCAN,
+        },
+      ],
+    });
+    const html = (await t.app.inject({ method: 'GET', url: `/${f.owner}/${f.slug}` })).body;
+    expect(html).toContain('id="warnings"');
+    expect(html).toMatch(/advisory data behind the dependency checks is more than \d+ days old/);
+    expect(html).toContain('declared without a lockfile, so their versions are unknown');
+  });
+
   it('shows file names with hidden characters escaped, so a zero-width character cannot hide', async () => {
     const f = await publishedListingFixture(t, {
       releases: [

@@ -1,3 +1,4 @@
+import { english, generateMnemonic } from 'viem/accounts';
 import { ALNUM, DIGITS, LOWER, randomChars, UPPER } from '../fixtures/git-repo.js';
 
 /**
@@ -94,6 +95,46 @@ export const SECRET_SAMPLES: Record<string, { positive: string; negative: string
   'database-url-password': {
     positive: `DATABASE_URL=postgres://app:${randomChars(20, ALNUM, 32)}@db.internal:5432/app`,
     negative: 'DATABASE_URL=postgres://postgres:postgres@localhost:5432/app',
+  },
+  'curl-auth-header': {
+    positive: `curl -H "Authorization: Bearer ${randomChars(40, `${ALNUM}_-`, 34)}" https://api.example.net/v1`,
+    negative: 'curl -H "Authorization: Bearer $API_TOKEN" https://api.example.net/v1',
+  },
+  'curl-auth-user': {
+    positive: `curl -u deploy:${randomChars(20, ALNUM, 35)} https://ci.internal/job`,
+    negative: 'curl -u "$USER:$PASSWORD" https://ci.internal/job',
+  },
+  'kubernetes-secret': {
+    positive: `apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ndata:\n  password: ${Buffer.from(randomChars(24, ALNUM, 36)).toString('base64')}\n`,
+    negative:
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ndata:\n  password: {{ .Values.password }}\n',
+  },
+  'nuget-config-password': {
+    positive: `<add key="ClearTextPassword" value="${randomChars(20, ALNUM, 37)}" />`,
+    negative: '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />',
+  },
+  'evm-private-key': {
+    positive: `PRIVATE_KEY=0x${randomChars(64, '0123456789abcdef', 38)}`,
+    negative: `const blockHash = '0x${randomChars(64, '0123456789abcdef', 38)}';`,
+  },
+  'bip39-seed-phrase': {
+    positive: `MNEMONIC="${generateMnemonic(english)}"`,
+    negative: `MNEMONIC="${'test '.repeat(11)}junk"`,
+  },
+  'keystore-json': {
+    positive: JSON.stringify({
+      version: 3,
+      address: randomChars(40, '0123456789abcdef', 39),
+      crypto: {
+        cipher: 'aes-128-ctr',
+        ciphertext: randomChars(64, '0123456789abcdef', 40),
+        cipherparams: { iv: randomChars(32, '0123456789abcdef', 41) },
+        kdf: 'scrypt',
+        kdfparams: { dklen: 32, n: 262144, p: 1, r: 8, salt: randomChars(64, '0123456789abcdef', 42) },
+        mac: randomChars(64, '0123456789abcdef', 43),
+      },
+    }),
+    negative: `{"algorithm": "aes-256-gcm", "ciphertext": "${randomChars(64, '0123456789abcdef', 44)}"}`,
   },
   'generic-secret-assignment': {
     positive: `API_KEY = "${randomChars(32, ALNUM, 33)}"`,

@@ -10,7 +10,7 @@ import { analyseDependencies, type Dependency } from '../../analysis/dependencie
 import { type DiffSummary, diffCommits } from '../../analysis/diff.js';
 import { engineeringMetrics } from '../../analysis/engineering.js';
 import { listTree, type TreeLimits } from '../../analysis/git.js';
-import { extensionOf, isGenerated, isVendored } from '../../analysis/languages.js';
+import { countsTowardsLanguages, extensionOf, isGenerated, isVendored } from '../../analysis/languages.js';
 import { analyseLicence } from '../../analysis/licence.js';
 import { findReadme, renderReadme } from '../../analysis/readme.js';
 import { buildSbom } from '../../analysis/sbom.js';
@@ -112,8 +112,9 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
   let codeFiles = 0;
   for (const file of analysed) {
     const fact = file.fact;
-    if (!fact?.language || fact.languageType === 'data') continue;
-    languages[fact.language] = (languages[fact.language] ?? 0) + file.size;
+    if (!fact?.language) continue;
+    if (countsTowardsLanguages(file.path, fact.languageType))
+      languages[fact.language] = (languages[fact.language] ?? 0) + file.size;
     if (fact.languageType === 'programming' || fact.languageType === 'markup') linesOfCode += fact.sloc;
     if (fact.languageType === 'programming') codeFiles++;
   }
@@ -190,7 +191,11 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
       extensions: Object.fromEntries(
         Object.entries(extensions).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
       ),
-      warnings: sbomAvailable ? [] : ['sbom_unavailable'],
+      warnings: [
+        ...(sbomAvailable ? [] : ['sbom_unavailable']),
+        // Declared but not resolved: a range without a lockfile has no version to check advisories against.
+        ...(deps.dependencies.some((d) => d.version === null) ? ['no_lockfile'] : []),
+      ],
       repo_meta: null,
       owner: null,
       computed_at: input.now.toISOString(),

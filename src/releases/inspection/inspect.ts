@@ -3,7 +3,8 @@ import { recordAndCompareBlobs } from '../../analysis/originality.js';
 import type { Computed } from '../../analysis/types.js';
 import type { AppContext } from '../../context.js';
 import { ensureAdvisorySeed } from '../../scan/advisory-import.js';
-import { checkDependencies, osvToolVersion } from '../../scan/dependency-checks.js';
+import { advisoryDatasetStamp } from '../../scan/advisory-store.js';
+import { advisoriesStale, checkDependencies, osvStamp } from '../../scan/dependency-checks.js';
 import { assembleReport, SCANNER_VERSION } from '../../scan/report.js';
 import { SECRET_RULES } from '../../scan/secret-rules.js';
 import type { CheckId, ScanReport } from '../../scan/types.js';
@@ -65,15 +66,16 @@ export async function inspectRelease(
     blobShas: tree.blobShas,
   });
   await ensureAdvisorySeed(db, now);
-  const [dependencyScan, osvStamp] = await Promise.all([
+  const [dependencyScan, dataset] = await Promise.all([
     checkDependencies(db, tree.dependencies),
-    osvToolVersion(db),
+    advisoryDatasetStamp(db),
   ]);
+  const osvVersion = osvStamp(dataset);
   const meta: Record<CheckId, { tool: string; tool_version: string; packages?: number }> = {
     secrets: { tool: 'repo402-secrets', tool_version: `${SCANNER_VERSION}+rules.${SECRET_RULES.length}` },
     limits: { tool: 'repo402-limits', tool_version: SCANNER_VERSION },
-    known_vulns: { tool: 'repo402-osv', tool_version: osvStamp, packages: dependencyScan.checked },
-    known_malware: { tool: 'repo402-osv', tool_version: osvStamp, packages: dependencyScan.checked },
+    known_vulns: { tool: 'repo402-osv', tool_version: osvVersion, packages: dependencyScan.checked },
+    known_malware: { tool: 'repo402-osv', tool_version: osvVersion, packages: dependencyScan.checked },
     dep_behaviour: {
       tool: 'repo402-behaviour',
       tool_version: SCANNER_VERSION,
@@ -94,6 +96,12 @@ export async function inspectRelease(
   return {
     computed: {
       ...tree.computed,
+      // Only dependencies with a version are checked: say when the advisory data behind
+      // `known_vulns: pass` is old (see docs/ANALYSIS.md).
+      warnings:
+        tree.dependencies.length > 0 && advisoriesStale(dataset, now)
+          ? [...tree.computed.warnings, 'advisories_stale']
+          : tree.computed.warnings,
       originality,
       repo_meta: input.hosting?.repoMeta ?? null,
       owner: input.hosting?.owner ?? null,
