@@ -147,6 +147,67 @@ describe.each(BACKENDS)('a GitHub cut refused by its source on %s', (backend) =>
     expect(await findRelease(t.ctx.database.db, listingId, '1.1.0')).toMatchObject({ verdict: 'pass' });
   });
 
+  it('refused halfway through the job (the installation suspended after the first call): a clear failure, no retry, no stack', async () => {
+    await gh.pushTag(repo, { tag: 'v1.3.0', files: { ...files, 'CHANGES.md': 'later\n' } });
+    expect((await sync()).statusCode).toBe(202);
+    const [claim] = await cutsOf('1.3.0');
+    // GitHub answers the job's first call (the repository), then the installation is suspended:
+    // the size check through the API is refused.
+    const client = t.ctx.github!;
+    const commit = client.commit.bind(client);
+    client.commit = async (...args) => {
+      await gh.suspendInstallation(installationId);
+      client.commit = commit;
+      return commit(...args);
+    };
+    const logged = logLines.length;
+    // Not the final attempt: an error left for a retry would throw here.
+    await runCut(t.ctx, claim!.id, { finalAttempt: false });
+    client.commit = commit;
+    const failed = await findCut(t.ctx.database.db, claim!.id);
+    expect(failed).toMatchObject({ state: 'failed' });
+    expect(failed!.failureReason).toMatch(/^not_found: No new release can be cut from acme\/tool: /);
+    expect((await listing()).github).toMatchObject({ state: 'unreachable' });
+    const lines = logLines.slice(logged).join('');
+    expect(lines).not.toContain('release cut failed for good');
+    expect(lines).not.toContain('"stack"');
+    // Unsuspended: the version was given back, so sync cuts it.
+    await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
+    const again = await sync({ version: '1.3.0' });
+    expect(again.statusCode, again.body).toBe(202);
+    await runCut(t.ctx, claim!.id, { finalAttempt: false });
+    expect(await findRelease(t.ctx.database.db, listingId, '1.3.0')).toMatchObject({ verdict: 'pass' });
+  });
+
+  it('refused while the release is inspected: the release is inspected without hosting metadata', async () => {
+    await gh.pushTag(repo, { tag: 'v1.4.0', files: { ...files, 'CHANGES.md': 'latest\n' } });
+    expect((await sync()).statusCode).toBe(202);
+    const [claim] = await cutsOf('1.4.0');
+    // The release is recorded, then GitHub refuses the owner's profile for its manifest.
+    const client = t.ctx.github!;
+    const owner = client.owner.bind(client);
+    let hosting: unknown = 'not inspected';
+    t.ctx.inspectRelease = async (input) => {
+      hosting = input.hosting;
+      return testInspector()(input);
+    };
+    client.owner = async (...args) => {
+      await gh.suspendInstallation(installationId);
+      client.owner = owner;
+      return owner(...args);
+    };
+    try {
+      await runCut(t.ctx, claim!.id, { finalAttempt: false });
+    } finally {
+      client.owner = owner;
+      t.ctx.inspectRelease = testInspector();
+    }
+    expect(await findRelease(t.ctx.database.db, listingId, '1.4.0')).toMatchObject({ verdict: 'pass' });
+    expect(hosting).toBeUndefined();
+    expect((await listing()).github).toMatchObject({ state: 'unreachable' });
+    await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
+  });
+
   it('a webhook tag event claims a version given back, as sync does', async () => {
     await gh.pushTag(repo, { tag: 'v1.2.0', files: { ...files, 'CHANGES.md': 'even more\n' } });
     expect((await sync()).statusCode).toBe(202);

@@ -46,13 +46,14 @@ function githubSource(
   { client, repo }: { client: GitHubClient; repo: GitHubRepo },
 ): CutSource {
   const installationId = listing.githubInstallationId!;
+  const asInstallation = <T>(call: () => Promise<T>) => throughInstallation(ctx, listing, call);
   return {
-    tags: () => client.tags(installationId, repo),
-    resolveCommit: async (ref) => (await client.commit(installationId, repo, ref))?.sha,
+    tags: () => asInstallation(() => client.tags(installationId, repo)),
+    resolveCommit: async (ref) => (await asInstallation(() => client.commit(installationId, repo, ref)))?.sha,
     async assertWithinLimits(commit) {
-      const found = await client.commit(installationId, repo, commit);
+      const found = await asInstallation(() => client.commit(installationId, repo, commit));
       if (!found) throw new Error(`GitHub has no commit ${commit} in ${repo.fullName}`);
-      const size = await client.treeSize(installationId, repo, found.treeSha);
+      const size = await asInstallation(() => client.treeSize(installationId, repo, found.treeSha));
       const limits = treeLimits(ctx.config);
       // A listing GitHub truncated holds more entries than any limit allows.
       const over: TreeLimit | undefined =
@@ -87,12 +88,32 @@ export async function fetchCutCommit(
   await source.assertWithinLimits(cut.commitSha);
   const tagNamesCommit = (await source.resolveCommit(`refs/tags/${cut.tag}`)) === cut.commitSha;
   const { client, repo } = reached;
+  const token = await throughInstallation(ctx, listing, () => client.token(listing.githubInstallationId!));
   await fetchTaggedCommit(
     client.config,
     repoPath(ctx.config, listing.owner, listing.slug),
-    { cloneUrl: repo.cloneUrl, token: await client.token(listing.githubInstallationId!) },
+    { cloneUrl: repo.cloneUrl, token },
     { ...cut, tagNamesCommit },
   );
+}
+
+/**
+ * A call through the listing's installation. The installation refusing it (uninstalled, suspended
+ * or its token refused since the repository was reached) is the source refusing: the listing is
+ * marked unreachable and the call answers as `reachableSource` does, so a cut fails at once with
+ * the reason instead of being retried.
+ */
+export async function throughInstallation<T>(
+  ctx: AppContext,
+  listing: Listing,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof GitHubAccessError)) throw error;
+    throw await accessLost(ctx, listing, error.message);
+  }
 }
 
 /**
@@ -113,13 +134,10 @@ export async function reachableSource(
     repo = await client.repo(listing.githubInstallationId!, { id: listing.githubRepoId! });
   } catch (error) {
     if (!(error instanceof GitHubAccessError)) throw error;
-    await markSourceState(ctx, [listing], 'unreachable', error.message);
-    throw unreachable(listing, error.message);
+    throw await accessLost(ctx, listing, error.message);
   }
   if (!repo) {
-    const reason = 'the GitHub App installation no longer reaches the repository';
-    await markSourceState(ctx, [listing], 'unreachable', reason);
-    throw unreachable(listing, reason);
+    throw await accessLost(ctx, listing, 'the GitHub App installation no longer reaches the repository');
   }
   if (!repo.private) {
     const reason = `${repo.fullName} is public; only private repositories can be sold`;
@@ -138,6 +156,12 @@ export function isSourceRefusal(error: unknown): error is AppError {
   return (
     isAppError(error) && (error.details as { source_state?: unknown } | undefined)?.source_state !== undefined
   );
+}
+
+/** Records that the listing's repository is out of the App's reach, and the refusal to answer. */
+async function accessLost(ctx: AppContext, listing: Listing, reason: string): Promise<AppError> {
+  await markSourceState(ctx, [listing], 'unreachable', reason);
+  return unreachable(listing, reason);
 }
 
 function unreachable(listing: Listing, reason: string): AppError {
