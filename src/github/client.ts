@@ -2,6 +2,7 @@ import { App } from '@octokit/app';
 import { Octokit } from '@octokit/rest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GitHubAppConfig } from '../config.js';
+import { type AccessLoss, lossReason } from './access.js';
 
 /**
  * The GitHub App, as the rail uses it: installation tokens (cached by `@octokit/auth-app` in
@@ -77,9 +78,9 @@ export class GitHubAccessError extends Error {
   constructor(
     readonly installationId: number,
     readonly status: number,
-    reason: string,
+    readonly loss: AccessLoss,
   ) {
-    super(reason);
+    super(lossReason(loss));
     this.name = 'GitHubAccessError';
   }
 }
@@ -268,7 +269,7 @@ export class GitHubClient {
       const message = error instanceof Error ? error.message.slice(0, 300) : 'request failed';
       this.log.warn({ installationId, status, github: message }, 'GitHub refused a call of the installation');
       if (status === 401 || status === 403 || status === 404) {
-        throw new GitHubAccessError(installationId, status, accessReason(status));
+        throw new GitHubAccessError(installationId, status, accessLoss(status));
       }
       throw new Error(`GitHub answered ${status}: ${message}`);
     }
@@ -286,8 +287,8 @@ function statusOf(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-function accessReason(status: number): string {
-  if (status === 403) return 'the GitHub App installation is suspended or lacks the permission';
-  if (status === 404) return 'the GitHub App is not installed (or was uninstalled)';
-  return 'GitHub refused the App installation';
+function accessLoss(status: number): AccessLoss {
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_installed';
+  return 'refused';
 }

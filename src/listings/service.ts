@@ -22,7 +22,9 @@ import {
   lockListing,
   revokeDeployKeys,
   setGitHubInstallation,
+  setSourceReason,
   setSourceState,
+  sourceStatesOf,
   updateListing,
 } from './store.js';
 
@@ -169,27 +171,32 @@ export type SourceState = Listing['sourceState'];
 /**
  * Records whether new releases can be cut from the listings' GitHub repository (`ok`, or why not),
  * and tells every process their documents changed. What was cut stays on sale either way.
+ *
+ * Only a change of state is recorded (with its reason and time) and logged: a listing in `state`
+ * already keeps the reason it has, which is the precise one when a webhook set it and a refused call
+ * finds the same later. GitHub's own events (`event`) are precise too: theirs replaces an earlier
+ * reason within the same state (suspended, then uninstalled), without a log line. Returns each
+ * affected listing's state and reason as recorded now, and whether its state changed.
  */
 export async function markSourceState(
   ctx: AppContext,
   affected: Listing[],
   state: SourceState,
   reason: string | null,
-): Promise<void> {
-  const changed = affected.filter(
-    (listing) => listing.sourceState !== state || listing.sourceStateReason !== reason,
-  );
-  await setSourceState(
-    ctx.database.db,
-    changed.map((listing) => listing.id),
-    state,
-    reason,
-    ctx.clock.now(),
-  );
-  for (const listing of changed) {
-    ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
-    announceListingChanged(listing.owner, listing.slug);
+  options: { event?: boolean } = {},
+): Promise<Array<{ id: string; state: SourceState; reason: string | null; changed: boolean }>> {
+  const db = ctx.database.db;
+  const ids = affected.map((listing) => listing.id);
+  const moved = new Set(await setSourceState(db, ids, state, reason, ctx.clock.now()));
+  const reworded = new Set(options.event ? await setSourceReason(db, ids, state, reason) : []);
+  for (const listing of affected) {
+    if (moved.has(listing.id)) {
+      ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
+    }
+    if (moved.has(listing.id) || reworded.has(listing.id))
+      announceListingChanged(listing.owner, listing.slug);
   }
+  return (await sourceStatesOf(db, ids)).map((row) => ({ ...row, changed: moved.has(row.id) }));
 }
 
 /** Binds the listings to the installation that now reaches their repository, and marks them reachable. */

@@ -269,7 +269,8 @@ listed in \`github.tag_changes\` on \`GET /api/listings/{id}\`: the tag, \`relea
 - \`ok\`: new releases can be cut.
 - \`unreachable\`: the App lost access (uninstalled, the installation suspended, the repository removed from
   it); \`reason\` says which. Tags pushed meanwhile are not cut, and sync answers \`404 not_found\` with
-  \`details.source_state: "unreachable"\`. Unsuspend the installation or add the repository back to it,
+  \`details.source_state: "unreachable"\` and a message saying what to do: install the App again,
+  unsuspend the installation, or add the repository back to it. Unsuspend the installation or add the repository back to it,
   and the listing is \`ok\` again; then sync the tags you missed. A release whose cut failed because
   access was gone (in \`cuts\` with \`state: "failed"\`) was never made: sync cuts that version too.
 - \`public\`: the repository was made public. Sync answers \`422 public_repo\`; make it private again,

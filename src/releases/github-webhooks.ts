@@ -1,5 +1,6 @@
 import { Webhooks } from '@octokit/webhooks';
 import type { AppContext } from '../context.js';
+import { lossReason } from '../github/access.js';
 import {
   type Listing,
   liveGitHubListings,
@@ -196,9 +197,9 @@ async function tagMoved(
 async function installationChanged(ctx: AppContext, installationId: number, action: string | undefined) {
   const affected = await liveGitHubListings(ctx.database.db, { installationId });
   if (action === 'deleted' || action === 'suspend') {
-    const reason =
-      action === 'deleted' ? 'the GitHub App was uninstalled' : 'the GitHub App installation was suspended';
-    await markSourceState(ctx, affected, 'unreachable', reason);
+    const reason = lossReason(action === 'deleted' ? 'uninstalled' : 'suspended');
+    // GitHub's own event: its reason replaces an earlier one (suspended, then uninstalled).
+    await markSourceState(ctx, affected, 'unreachable', reason, { event: true });
     return affected.length > 0;
   }
   if (action === 'unsuspend') {
@@ -217,12 +218,7 @@ async function repositoriesChanged(ctx: AppContext, installationId: number, payl
   let handled = false;
   for (const { id } of payload.repositories_removed ?? []) {
     const affected = await listingsOf(ctx, installationId, id);
-    await markSourceState(
-      ctx,
-      affected,
-      'unreachable',
-      'the repository was removed from the GitHub App installation',
-    );
+    await markSourceState(ctx, affected, 'unreachable', lossReason('repo_removed'), { event: true });
     handled ||= affected.length > 0;
   }
   return (await repositoriesAdded(ctx, installationId, payload.repositories_added ?? [])) || handled;

@@ -107,7 +107,9 @@ describe.each(BACKENDS)('a GitHub cut refused by its source on %s', (backend) =>
     await runCut(t.ctx, claim!.id, { finalAttempt: false });
     const failed = await findCut(t.ctx.database.db, claim!.id);
     expect(failed).toMatchObject({ state: 'failed' });
-    expect(failed!.failureReason).toMatch(/^not_found: /);
+    expect(failed!.failureReason).toMatch(
+      /^not_found: No new release can be cut from acme\/tool: the GitHub App was uninstalled\. Install the GitHub App on the repository again/,
+    );
     expect(await findRelease(t.ctx.database.db, listingId, '1.0.0')).toBeUndefined();
     expect((await listing()).cuts).toEqual([
       expect.objectContaining({ version: '1.0.0', state: 'failed', failure_reason: failed!.failureReason }),

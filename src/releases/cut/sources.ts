@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { createTagIfAbsent, listTags, resolveCommit } from '../../git/refs.js';
 import { repoPath } from '../../git/repos.js';
 import { type TreeLimit, treeTooLarge } from '../../git/tree.js';
+import { type AccessLoss, lossReason, remedyFor } from '../../github/access.js';
 import { GitHubAccessError, type GitHubClient, type GitHubRepo } from '../../github/client.js';
 import { fetchTaggedCommit } from '../../github/fetch.js';
 import { type Listing, markSourceState } from '../../listings/service.js';
@@ -112,7 +113,7 @@ export async function throughInstallation<T>(
     return await call();
   } catch (error) {
     if (!(error instanceof GitHubAccessError)) throw error;
-    throw await accessLost(ctx, listing, error.message);
+    throw await accessLost(ctx, listing, error.loss);
   }
 }
 
@@ -126,19 +127,15 @@ export async function reachableSource(
   listing: Listing,
 ): Promise<{ client: GitHubClient; repo: GitHubRepo }> {
   const client = ctx.github;
-  if (!client) {
-    throw unreachable(listing, 'this server no longer has a GitHub App configured');
-  }
+  if (!client) throw await accessLost(ctx, listing, 'no_app');
   let repo: GitHubRepo | undefined;
   try {
     repo = await client.repo(listing.githubInstallationId!, { id: listing.githubRepoId! });
   } catch (error) {
     if (!(error instanceof GitHubAccessError)) throw error;
-    throw await accessLost(ctx, listing, error.message);
+    throw await accessLost(ctx, listing, error.loss);
   }
-  if (!repo) {
-    throw await accessLost(ctx, listing, 'the GitHub App installation no longer reaches the repository');
-  }
+  if (!repo) throw await accessLost(ctx, listing, 'repo_unreached');
   if (!repo.private) {
     const reason = `${repo.fullName} is public; only private repositories can be sold`;
     await markSourceState(ctx, [listing], 'public', reason);
@@ -158,15 +155,16 @@ export function isSourceRefusal(error: unknown): error is AppError {
   );
 }
 
-/** Records that the listing's repository is out of the App's reach, and the refusal to answer. */
-async function accessLost(ctx: AppContext, listing: Listing, reason: string): Promise<AppError> {
-  await markSourceState(ctx, [listing], 'unreachable', reason);
-  return unreachable(listing, reason);
-}
-
-function unreachable(listing: Listing, reason: string): AppError {
+/**
+ * Records that the listing's repository is out of the App's reach, and the refusal to answer. A
+ * listing unreachable already keeps its reason (a webhook's is more precise than what a refused
+ * call can tell), and the answer gives that reason with the advice that fits it.
+ */
+async function accessLost(ctx: AppContext, listing: Listing, loss: AccessLoss): Promise<AppError> {
+  const [recorded] = await markSourceState(ctx, [listing], 'unreachable', lossReason(loss));
+  const reason = recorded?.reason ?? lossReason(loss);
   return new AppError('not_found', {
-    message: `No new release can be cut from ${listing.githubRepo}: ${reason}. Install the GitHub App on the repository again, then sync; what buyers own stays downloadable`,
+    message: `No new release can be cut from ${listing.githubRepo}: ${reason}. ${remedyFor(reason)}; what buyers own stays downloadable`,
     details: { source_state: 'unreachable' },
   });
 }
