@@ -95,10 +95,13 @@ export class GitHubClient {
     readonly config: GitHubAppConfig,
     private readonly log: FastifyBaseLogger,
   ) {
+    // Every Octokit made here (the App's, each installation's) logs through `octokitLog`.
+    const octokitLogger = octokitLog(log);
     this.app = new App({
       appId: config.appId,
       privateKey: config.privateKey,
-      Octokit: Octokit.defaults({ baseUrl: config.apiUrl, userAgent: 'repo402' }),
+      log: octokitLogger,
+      Octokit: Octokit.defaults({ baseUrl: config.apiUrl, userAgent: 'repo402', log: octokitLogger }),
     });
   }
 
@@ -274,6 +277,66 @@ export class GitHubClient {
       throw new Error(`GitHub answered ${status}: ${message}`);
     }
   }
+}
+
+/** Octokit's request line: `GET /repositories/1 - 404 with id ABCD:1234 in 12ms`. */
+const REQUEST_LINE = /^([A-Z]+) (\S+) - (\d{3}|undefined) with id (\S+) in (\d+)ms$/;
+
+/** Anything shaped like a GitHub token or a JWT, wherever it appears in a line. */
+const TOKEN_SHAPES = [
+  /\bgh[opsur]_[A-Za-z0-9_]{16,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{16,}/g,
+  /\bv1\.[0-9a-f]{40}\b/g,
+  /\beyJ[\w-]+\.[\w-]+\.[\w-]+/g,
+  /((?:access_)?token=)[^&\s]+/gi,
+];
+
+/** A line of octokit's with every token-shaped part masked. */
+export function maskTokens(text: string): string {
+  return TOKEN_SHAPES.reduce(
+    (masked, shape) =>
+      masked.replace(shape, (_match, prefix?: unknown) =>
+        typeof prefix === 'string' ? `${prefix}***` : '***',
+      ),
+    text,
+  );
+}
+
+/**
+ * The `log` octokit and its plugins write to (one line per request, auth-app's retries), as
+ * structured lines in the service's log, marked `source: "octokit"`. Only the message is kept:
+ * octokit passes a request's options along with its debug lines, and those carry credentials
+ * (such a line, `request`, is left out: without its options it says nothing).
+ * Request lines are parsed into `method`, `path`, `status`, `github_request_id` and `ms`. A request
+ * line is `debug` (one per call) and a failed one `info`: `GitHubClient` itself logs every refusal
+ * that matters, as a warning, and answers 404s it expects (a ref that does not exist) as nothing.
+ */
+function octokitLog(log: FastifyBaseLogger) {
+  const line =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (message: unknown): void => {
+      // request-log's `debug("request", options)`: without its options it says nothing.
+      if (message === 'request') return;
+      const text = maskTokens(typeof message === 'string' ? message : String(message));
+      const request = REQUEST_LINE.exec(text);
+      if (!request) {
+        log[level]({ source: 'octokit' }, text);
+        return;
+      }
+      const [, method, path, status, requestId, ms] = request;
+      log[level === 'error' ? 'info' : 'debug'](
+        {
+          source: 'octokit',
+          method,
+          path,
+          status: status === 'undefined' ? null : Number(status),
+          github_request_id: requestId,
+          ms: Number(ms),
+        },
+        text,
+      );
+    };
+  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 /** `owner/name` as the REST API's path parameters. */
