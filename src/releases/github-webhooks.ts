@@ -42,7 +42,7 @@ export async function handleGitHubDelivery(
   const verifier = new Webhooks({ secret: github.webhookSecret });
   const raw = delivery.body.toString('utf8');
   const signed = delivery.signature !== undefined && (await verifier.verify(raw, delivery.signature));
-  if (!signed || !delivery.event || !delivery.deliveryId) {
+  if (!signed) {
     ctx.log.warn(
       {
         event: delivery.event,
@@ -54,6 +54,24 @@ export async function handleGitHubDelivery(
     throw new AppError('invalid_signature', {
       message: 'The delivery is not signed with this App’s webhook secret (X-Hub-Signature-256)',
     });
+  }
+  // Signed with the secret, but not a delivery as GitHub makes them: a malformed request, not a
+  // forged one.
+  if (!delivery.event || !delivery.deliveryId) {
+    const missing = [
+      ...(delivery.event ? [] : [['x-github-event', 'X-GitHub-Event', 'the event name'] as const]),
+      ...(delivery.deliveryId
+        ? []
+        : [['x-github-delivery', 'X-GitHub-Delivery', 'the delivery id'] as const]),
+    ];
+    ctx.log.warn(
+      { event: delivery.event, deliveryId: delivery.deliveryId },
+      'GitHub webhook refused: signed, but a header is missing',
+    );
+    throw AppError.invalid(
+      missing.map(([field, , what]) => ({ field, reason: `required: ${what}` })),
+      `A webhook delivery must carry ${missing.map(([, header]) => header).join(' and ')}`,
+    );
   }
   let payload: unknown;
   try {

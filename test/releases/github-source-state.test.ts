@@ -178,6 +178,32 @@ describe.each(BACKENDS)('the source of a GitHub listing on %s', (backend) => {
     expect(JSON.parse(again.body)).toEqual({ handled: false, duplicate: true });
     await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
   });
+
+  it('answers a signed delivery without X-GitHub-Event or X-GitHub-Delivery 400, naming the header', async () => {
+    const payload = gh.payloads.installation('suspend', installationId);
+    for (const header of ['x-github-event', 'x-github-delivery']) {
+      const delivered = await gh.deliver(hookUrl, 'installation', payload, { omitHeaders: [header] });
+      expect(delivered.status, delivered.body).toBe(400);
+      const body = JSON.parse(delivered.body);
+      expect(body).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining(
+          header === 'x-github-event' ? 'X-GitHub-Event' : 'X-GitHub-Delivery',
+        ),
+        docs_url: expect.stringContaining('#invalid_request'),
+        details: { issues: [{ field: header, reason: expect.any(String) }] },
+      });
+    }
+    // Without a signature it is the signature that is wrong, whatever else is missing.
+    const unsigned = await gh.deliver(hookUrl, 'installation', payload, {
+      omitHeaders: ['x-github-event'],
+      signature: 'missing',
+    });
+    expect(unsigned.status).toBe(401);
+    expect(JSON.parse(unsigned.body).code).toBe('invalid_signature');
+    // None of them was handled: the installation is not marked suspended.
+    expect(await source()).toMatchObject({ state: 'ok' });
+  });
 });
 
 describe('without a GitHub App configured', () => {

@@ -20,7 +20,7 @@
  *   await gh.removeRepoFromInstallation(repo, { webhookUrl? })      -> deliveries
  *   await gh.addRepoToInstallation(repo, installationId, { webhookUrl? })
  *   await gh.suspendInstallation(id, { webhookUrl? }) / unsuspendInstallation(id, …) / uninstall(id, …)
- *   await gh.deliver(url, event, payload, { deliveryId?, signature?: 'valid'|'wrong'|'missing', secret? })
+ *   await gh.deliver(url, event, payload, { deliveryId?, signature?: 'valid'|'wrong'|'missing', secret?, omitHeaders? })
  *                                                                   -> { status, body, deliveryId }
  *   await gh.payloads.tagCreate(repo, tag) / tagPush(repo, tag, commit, before?) / tagDelete(repo, tag, before)
  *   gh.payloads.installation(action, id) / installationRepositories(action, id, repos)
