@@ -174,39 +174,48 @@ export type SourceState = Listing['sourceState'];
  *
  * Only a change of state is recorded (with its reason and time) and logged: a listing in `state`
  * already keeps the reason it has, which is the precise one when a webhook set it and a refused call
- * finds the same later. GitHub's own events (`event`) are precise too: theirs replaces an earlier
- * reason within the same state (suspended, then uninstalled), without a log line. Returns each
- * affected listing's state and reason as recorded now, and whether its state changed.
+ * finds the same later. `replaceReason` (the App uninstalled: whatever was wrong before, installing
+ * it again is now the way back) replaces the reason within the same state, without a log line.
+ * Returns each affected listing's state and reason as recorded now, and whether anything of it
+ * changed.
  */
 export async function markSourceState(
   ctx: AppContext,
   affected: Listing[],
   state: SourceState,
   reason: string | null,
-  options: { event?: boolean } = {},
+  options: { replaceReason?: boolean } = {},
 ): Promise<Array<{ id: string; state: SourceState; reason: string | null; changed: boolean }>> {
   const db = ctx.database.db;
   const ids = affected.map((listing) => listing.id);
   const moved = new Set(await setSourceState(db, ids, state, reason, ctx.clock.now()));
-  const reworded = new Set(options.event ? await setSourceReason(db, ids, state, reason) : []);
+  const reworded = new Set(options.replaceReason ? await setSourceReason(db, ids, state, reason) : []);
+  const changed = (id: string) => moved.has(id) || reworded.has(id);
   for (const listing of affected) {
     if (moved.has(listing.id)) {
       ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
     }
-    if (moved.has(listing.id) || reworded.has(listing.id))
-      announceListingChanged(listing.owner, listing.slug);
+    if (changed(listing.id)) announceListingChanged(listing.owner, listing.slug);
   }
-  return (await sourceStatesOf(db, ids)).map((row) => ({ ...row, changed: moved.has(row.id) }));
+  return (await sourceStatesOf(db, ids)).map((row) => ({ ...row, changed: changed(row.id) }));
 }
 
-/** Binds the listings to the installation that now reaches their repository, and marks them reachable. */
-export async function rebindInstallation(ctx: AppContext, affected: Listing[], installationId: number) {
-  await setGitHubInstallation(
+/**
+ * Binds the listings to the installation that now reaches their repository, and marks them
+ * reachable; true when that changed anything.
+ */
+export async function rebindInstallation(
+  ctx: AppContext,
+  affected: Listing[],
+  installationId: number,
+): Promise<boolean> {
+  const rebound = await setGitHubInstallation(
     ctx.database.db,
     affected.map((listing) => listing.id),
     installationId,
   );
-  await markSourceState(ctx, affected, 'ok', null);
+  const marked = await markSourceState(ctx, affected, 'ok', null);
+  return rebound.length > 0 || marked.some((listing) => listing.changed);
 }
 
 export { liveGitHubListings };

@@ -74,9 +74,19 @@ export function liveGitHubListings(
     );
 }
 
-export async function setGitHubInstallation(db: Db, ids: string[], installationId: number): Promise<void> {
-  if (ids.length === 0) return;
-  await db.update(listings).set({ githubInstallationId: installationId }).where(inArray(listings.id, ids));
+/** Binds the listings to the installation; returns the ids of those bound to another one before. */
+export async function setGitHubInstallation(
+  db: Db,
+  ids: string[],
+  installationId: number,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(listings)
+    .set({ githubInstallationId: installationId })
+    .where(and(inArray(listings.id, ids), ne(listings.githubInstallationId, installationId)))
+    .returning({ id: listings.id });
+  return rows.map((row) => row.id);
 }
 
 /**

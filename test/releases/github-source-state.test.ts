@@ -179,6 +179,71 @@ describe.each(BACKENDS)('the source of a GitHub listing on %s', (backend) => {
     await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
   });
 
+  it('says a delivery was handled when it changed a listing’s source state, and only then', async () => {
+    const other = await gh.createRepo({ owner: 'acme', name: 'other', installationId });
+    await gh.pushTag(other, { tag: 'claim', files: { '.repo402': `${alice.handle}\n` } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/listings',
+      headers: bearer(alice.apiKey),
+      payload: { source: 'github', slug: 'other', installation_id: installationId, github_repo_id: other.id },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const state = async () =>
+      (
+        await t.app.inject({ url: `/api/listings/${created.json().id}`, headers: bearer(alice.apiKey) })
+      ).json().github.state;
+    const answers = (deliveries: Array<{ body: string }>) => deliveries.map(({ body }) => JSON.parse(body));
+
+    // GitHub's `repository` event: made public, then private again.
+    const [publicized] = await gh.changeVisibility(other, { private: false, webhookUrl: hookUrl });
+    expect(JSON.parse(publicized!.body)).toEqual({ handled: true });
+    expect(await state()).toBe('public');
+    // The same news again (a new delivery of it) changes nothing.
+    const again = await gh.deliver(hookUrl, 'repository', publicized!.payload);
+    expect(JSON.parse(again.body)).toEqual({ handled: false });
+    expect(answers(await gh.changeVisibility(other, { private: true, webhookUrl: hookUrl }))).toEqual([
+      { handled: true },
+    ]);
+    expect(await state()).toBe('ok');
+
+    // Made public with no event seen: the tag's `create` finds it so (handled), its `push` finds
+    // nothing new to change.
+    gh.setPrivate(other, false);
+    const pushed = await gh.pushTag(other, { tag: 'v1.0.0', files: { 'a.txt': 'a\n' }, webhookUrl: hookUrl });
+    expect(answers(pushed.deliveries)).toEqual([{ handled: true }, { handled: false }]);
+    expect(await state()).toBe('public');
+    expect(answers(await gh.changeVisibility(other, { private: true, webhookUrl: hookUrl }))).toEqual([
+      { handled: true },
+    ]);
+
+    // Installation events: suspended (handled), the same news again (nothing changed), unsuspended.
+    const [suspended] = await gh.suspendInstallation(installationId, { webhookUrl: hookUrl });
+    expect(JSON.parse(suspended!.body)).toEqual({ handled: true });
+    expect(JSON.parse((await gh.deliver(hookUrl, 'installation', suspended!.payload)).body)).toEqual({
+      handled: false,
+    });
+    expect(answers(await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl }))).toEqual([
+      { handled: true },
+    ]);
+    expect(await state()).toBe('ok');
+    expect(await source()).toMatchObject({ state: 'ok' });
+  });
+
+  it('unsuspending restores only what the suspension took: a repository removed meanwhile stays out of reach', async () => {
+    const removedReason = 'the repository was removed from the GitHub App installation';
+    await gh.removeRepoFromInstallation(repo, { webhookUrl: hookUrl });
+    const [suspended] = await gh.suspendInstallation(installationId, { webhookUrl: hookUrl });
+    // The repository's listing was unreachable already: nothing changed for it (the other listing
+    // of the installation was suspended, so the delivery was handled).
+    expect(JSON.parse(suspended!.body)).toEqual({ handled: true });
+    expect(await source()).toMatchObject({ state: 'unreachable', reason: removedReason });
+    await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
+    expect(await source()).toMatchObject({ state: 'unreachable', reason: removedReason });
+    await gh.addRepoToInstallation(repo, installationId, { webhookUrl: hookUrl });
+    expect(await source()).toMatchObject({ state: 'ok', reason: null });
+  });
+
   it('answers a signed delivery without X-GitHub-Event or X-GitHub-Delivery 400, naming the header', async () => {
     const payload = gh.payloads.installation('suspend', installationId);
     for (const header of ['x-github-event', 'x-github-delivery']) {
