@@ -251,6 +251,12 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     const deep = 'a/b/c/d/e/f/g/h/deep.txt';
     await gh.pushTag(repo, { tag: 'v1.2.0', files: { ...files, [deep]: 'deep\n' } });
     expectError(await sync({ version: '1.2.0' }), 413, 'repo_too_large');
+    // A body-less sync takes the newest tag not cut, this one, again: the answer names the version,
+    // so the creator knows to give another ref or version.
+    const newest = await sync();
+    expectError(newest, 413, 'repo_too_large');
+    expect(newest.json().message).toContain('v1.2.0');
+    expect(newest.json().details).toMatchObject({ version: '1.2.0', limit: 'depth' });
     const { rows } = await t.database.query(
       'select 1 from release_cuts where listing_id = $1 and version = $2',
       [listingId, '1.2.0'],
