@@ -2,6 +2,7 @@ import { App } from '@octokit/app';
 import { Octokit } from '@octokit/rest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GitHubAppConfig } from '../config.js';
+import { type AccessLoss, lossReason } from './access.js';
 
 /**
  * The GitHub App, as the rail uses it: installation tokens (cached by `@octokit/auth-app` in
@@ -77,9 +78,9 @@ export class GitHubAccessError extends Error {
   constructor(
     readonly installationId: number,
     readonly status: number,
-    reason: string,
+    readonly loss: AccessLoss,
   ) {
-    super(reason);
+    super(lossReason(loss));
     this.name = 'GitHubAccessError';
   }
 }
@@ -94,10 +95,13 @@ export class GitHubClient {
     readonly config: GitHubAppConfig,
     private readonly log: FastifyBaseLogger,
   ) {
+    // Every Octokit made here (the App's, each installation's) logs through `octokitLog`.
+    const octokitLogger = octokitLog(log);
     this.app = new App({
       appId: config.appId,
       privateKey: config.privateKey,
-      Octokit: Octokit.defaults({ baseUrl: config.apiUrl, userAgent: 'repo402' }),
+      log: octokitLogger,
+      Octokit: Octokit.defaults({ baseUrl: config.apiUrl, userAgent: 'repo402', log: octokitLogger }),
     });
   }
 
@@ -268,11 +272,71 @@ export class GitHubClient {
       const message = error instanceof Error ? error.message.slice(0, 300) : 'request failed';
       this.log.warn({ installationId, status, github: message }, 'GitHub refused a call of the installation');
       if (status === 401 || status === 403 || status === 404) {
-        throw new GitHubAccessError(installationId, status, accessReason(status));
+        throw new GitHubAccessError(installationId, status, accessLoss(status));
       }
       throw new Error(`GitHub answered ${status}: ${message}`);
     }
   }
+}
+
+/** Octokit's request line: `GET /repositories/1 - 404 with id ABCD:1234 in 12ms`. */
+const REQUEST_LINE = /^([A-Z]+) (\S+) - (\d{3}|undefined) with id (\S+) in (\d+)ms$/;
+
+/** Anything shaped like a GitHub token or a JWT, wherever it appears in a line. */
+const TOKEN_SHAPES = [
+  /\bgh[opsur]_[A-Za-z0-9_]{16,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{16,}/g,
+  /\bv1\.[0-9a-f]{40}\b/g,
+  /\beyJ[\w-]+\.[\w-]+\.[\w-]+/g,
+  /((?:access_)?token=)[^&\s]+/gi,
+];
+
+/** A line of octokit's with every token-shaped part masked. */
+export function maskTokens(text: string): string {
+  return TOKEN_SHAPES.reduce(
+    (masked, shape) =>
+      masked.replace(shape, (_match, prefix?: unknown) =>
+        typeof prefix === 'string' ? `${prefix}***` : '***',
+      ),
+    text,
+  );
+}
+
+/**
+ * The `log` octokit and its plugins write to (one line per request, auth-app's retries), as
+ * structured lines in the service's log, marked `source: "octokit"`. Only the message is kept:
+ * octokit passes a request's options along with its debug lines, and those carry credentials
+ * (such a line, `request`, is left out: without its options it says nothing).
+ * Request lines are parsed into `method`, `path`, `status`, `github_request_id` and `ms`. A request
+ * line is `debug` (one per call) and a failed one `info`: `GitHubClient` itself logs every refusal
+ * that matters, as a warning, and answers 404s it expects (a ref that does not exist) as nothing.
+ */
+function octokitLog(log: FastifyBaseLogger) {
+  const line =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (message: unknown): void => {
+      // request-log's `debug("request", options)`: without its options it says nothing.
+      if (message === 'request') return;
+      const text = maskTokens(typeof message === 'string' ? message : String(message));
+      const request = REQUEST_LINE.exec(text);
+      if (!request) {
+        log[level]({ source: 'octokit' }, text);
+        return;
+      }
+      const [, method, path, status, requestId, ms] = request;
+      log[level === 'error' ? 'info' : 'debug'](
+        {
+          source: 'octokit',
+          method,
+          path,
+          status: status === 'undefined' ? null : Number(status),
+          github_request_id: requestId,
+          ms: Number(ms),
+        },
+        text,
+      );
+    };
+  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 /** `owner/name` as the REST API's path parameters. */
@@ -286,8 +350,8 @@ function statusOf(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-function accessReason(status: number): string {
-  if (status === 403) return 'the GitHub App installation is suspended or lacks the permission';
-  if (status === 404) return 'the GitHub App is not installed (or was uninstalled)';
-  return 'GitHub refused the App installation';
+function accessLoss(status: number): AccessLoss {
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_installed';
+  return 'refused';
 }

@@ -22,7 +22,9 @@ import {
   lockListing,
   revokeDeployKeys,
   setGitHubInstallation,
+  setSourceReason,
   setSourceState,
+  sourceStatesOf,
   updateListing,
 } from './store.js';
 
@@ -169,37 +171,51 @@ export type SourceState = Listing['sourceState'];
 /**
  * Records whether new releases can be cut from the listings' GitHub repository (`ok`, or why not),
  * and tells every process their documents changed. What was cut stays on sale either way.
+ *
+ * Only a change of state is recorded (with its reason and time) and logged: a listing in `state`
+ * already keeps the reason it has, which is the precise one when a webhook set it and a refused call
+ * finds the same later. `replaceReason` (the App uninstalled: whatever was wrong before, installing
+ * it again is now the way back) replaces the reason within the same state, without a log line.
+ * Returns each affected listing's state and reason as recorded now, and whether anything of it
+ * changed.
  */
 export async function markSourceState(
   ctx: AppContext,
   affected: Listing[],
   state: SourceState,
   reason: string | null,
-): Promise<void> {
-  const changed = affected.filter(
-    (listing) => listing.sourceState !== state || listing.sourceStateReason !== reason,
-  );
-  await setSourceState(
-    ctx.database.db,
-    changed.map((listing) => listing.id),
-    state,
-    reason,
-    ctx.clock.now(),
-  );
-  for (const listing of changed) {
-    ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
-    announceListingChanged(listing.owner, listing.slug);
+  options: { replaceReason?: boolean } = {},
+): Promise<Array<{ id: string; state: SourceState; reason: string | null; changed: boolean }>> {
+  const db = ctx.database.db;
+  const ids = affected.map((listing) => listing.id);
+  const moved = new Set(await setSourceState(db, ids, state, reason, ctx.clock.now()));
+  const reworded = new Set(options.replaceReason ? await setSourceReason(db, ids, state, reason) : []);
+  const changed = (id: string) => moved.has(id) || reworded.has(id);
+  for (const listing of affected) {
+    if (moved.has(listing.id)) {
+      ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
+    }
+    if (changed(listing.id)) announceListingChanged(listing.owner, listing.slug);
   }
+  return (await sourceStatesOf(db, ids)).map((row) => ({ ...row, changed: changed(row.id) }));
 }
 
-/** Binds the listings to the installation that now reaches their repository, and marks them reachable. */
-export async function rebindInstallation(ctx: AppContext, affected: Listing[], installationId: number) {
-  await setGitHubInstallation(
+/**
+ * Binds the listings to the installation that now reaches their repository, and marks them
+ * reachable; true when that changed anything.
+ */
+export async function rebindInstallation(
+  ctx: AppContext,
+  affected: Listing[],
+  installationId: number,
+): Promise<boolean> {
+  const rebound = await setGitHubInstallation(
     ctx.database.db,
     affected.map((listing) => listing.id),
     installationId,
   );
-  await markSourceState(ctx, affected, 'ok', null);
+  const marked = await markSourceState(ctx, affected, 'ok', null);
+  return rebound.length > 0 || marked.some((listing) => listing.changed);
 }
 
 export { liveGitHubListings };

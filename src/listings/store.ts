@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, isNull, lt, ne, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { deployKeys, listings } from '../db/schema/index.js';
 
@@ -74,22 +74,70 @@ export function liveGitHubListings(
     );
 }
 
-export async function setGitHubInstallation(db: Db, ids: string[], installationId: number): Promise<void> {
-  if (ids.length === 0) return;
-  await db.update(listings).set({ githubInstallationId: installationId }).where(inArray(listings.id, ids));
+/** Binds the listings to the installation; returns the ids of those bound to another one before. */
+export async function setGitHubInstallation(
+  db: Db,
+  ids: string[],
+  installationId: number,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(listings)
+    .set({ githubInstallationId: installationId })
+    .where(and(inArray(listings.id, ids), ne(listings.githubInstallationId, installationId)))
+    .returning({ id: listings.id });
+  return rows.map((row) => row.id);
 }
 
+/**
+ * Moves those of the listings that are in another source state to `state`, with `reason`; returns
+ * the ids moved. Decided row by row in the update, so two processes marking the same listing at
+ * once move it once.
+ */
 export async function setSourceState(
   db: Db,
   ids: string[],
   state: ListingRow['sourceState'],
   reason: string | null,
   at: Date,
-): Promise<void> {
-  if (ids.length === 0) return;
-  await db
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
     .update(listings)
     .set({ sourceState: state, sourceStateReason: reason, sourceStateAt: at })
+    .where(and(inArray(listings.id, ids), ne(listings.sourceState, state)))
+    .returning({ id: listings.id });
+  return rows.map((row) => row.id);
+}
+
+/** Replaces the reason of those of the listings in `state` already (the state stays as it is); returns their ids. */
+export async function setSourceReason(
+  db: Db,
+  ids: string[],
+  state: ListingRow['sourceState'],
+  reason: string | null,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(listings)
+    .set({ sourceStateReason: reason })
+    .where(
+      and(
+        inArray(listings.id, ids),
+        eq(listings.sourceState, state),
+        sql`${listings.sourceStateReason} is distinct from ${reason}`,
+      ),
+    )
+    .returning({ id: listings.id });
+  return rows.map((row) => row.id);
+}
+
+/** Each listing's source state and reason as recorded now. */
+export async function sourceStatesOf(db: Db, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .select({ id: listings.id, state: listings.sourceState, reason: listings.sourceStateReason })
+    .from(listings)
     .where(inArray(listings.id, ids));
 }
 

@@ -216,7 +216,9 @@ GitHub Apps → Configure): \`https://github.com/settings/installations/<id>\` f
 holding your repo402 handle on a line of its own (more handles, one per line, if several accounts
 may list it). An installation id is visible in GitHub's addresses, so reaching the repository
 proves nothing; writing to it does. Without the file the listing is refused with \`404 not_found\`,
-the same answer as for a repository the App does not reach.
+the same answer as for a repository the App does not reach. The file is part of your repository, so
+it ships in the zip buyers download (as \`<slug>/.repo402\`) in every release cut from a commit that
+holds it; it names your handle and nothing else. It is only checked when the listing is created.
 
 **Create the listing.**
 
@@ -253,7 +255,8 @@ curl -X POST ${baseUrl}/api/listings/<id>/sync -H "Authorization: Bearer $KEY" -
 It takes the same bodies as for a hosted listing (nothing for the newest uncut tag, \`version\`, \`ref\`,
 \`ref\` with \`version\`); \`ref\` is a branch, tag or commit SHA GitHub knows. Given a \`ref\` and a
 \`version\` with no such tag, repo402 records the tag in its own copy only. A tree over 200 MB or 20,000
-files is \`413 repo_too_large\` before anything is queued.
+files is \`413 repo_too_large\` before anything is queued; the answer names the tag, and since nothing was
+claimed a sync without a body picks that tag again: give \`version\` or \`ref\` to cut another.
 
 **Tags stay immutable for buyers.** GitHub lets you move or delete a tag; repo402 does not follow. A
 release keeps the commit it was cut from and its zip, and its version is never cut again. The change is
@@ -266,8 +269,10 @@ listed in \`github.tag_changes\` on \`GET /api/listings/{id}\`: the tag, \`relea
 - \`ok\`: new releases can be cut.
 - \`unreachable\`: the App lost access (uninstalled, the installation suspended, the repository removed from
   it); \`reason\` says which. Tags pushed meanwhile are not cut, and sync answers \`404 not_found\` with
-  \`details.source_state: "unreachable"\`. Unsuspend the installation or add the repository back to it,
-  and the listing is \`ok\` again; then sync the tags you missed.
+  \`details.source_state: "unreachable"\` and a message saying what to do: install the App again,
+  unsuspend the installation, or add the repository back to it. Unsuspend the installation or add the repository back to it,
+  and the listing is \`ok\` again; then sync the tags you missed. A release whose cut failed because
+  access was gone (in \`cuts\` with \`state: "failed"\`) was never made: sync cuts that version too.
 - \`public\`: the repository was made public. Sync answers \`422 public_repo\`; make it private again,
   then sync.
 

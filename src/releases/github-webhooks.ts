@@ -1,14 +1,16 @@
 import { Webhooks } from '@octokit/webhooks';
 import type { AppContext } from '../context.js';
+import { lossReason } from '../github/access.js';
 import {
   type Listing,
+  listingById,
   liveGitHubListings,
   markSourceState,
   rebindInstallation,
 } from '../listings/service.js';
 import { AppError, isAppError } from '../platform/errors.js';
 import { requestCut } from './cut/claims.js';
-import { cutSource } from './cut/sources.js';
+import { cutSource, isSourceRefusal, reachableSource } from './cut/sources.js';
 import { cutVersions, deliverySeen, recordDelivery, recordTagChange } from './store.js';
 import { versionOfTag } from './versions.js';
 
@@ -22,7 +24,13 @@ import { versionOfTag } from './versions.js';
  * - a released tag deleted: recorded, nothing else changes;
  * - the App uninstalled or suspended, or a repository removed from it: the listings it backs are
  *   marked unreachable (sync says so; what was cut stays on sale and downloadable); unsuspended or
- *   a repository added (back): marked reachable again, bound to that installation.
+ *   a repository added (back): marked reachable again, bound to that installation;
+ * - a repository made public or private (`repository`): GitHub is asked afresh and the listing
+ *   marked `public` or `ok`.
+ *
+ * A delivery is `handled` when it changed something: a version claimed, a tag change recorded, a
+ * listing's source state (or installation) changed, also on the way (a tag event finding the
+ * repository public).
  */
 
 export interface Delivery {
@@ -41,7 +49,7 @@ export async function handleGitHubDelivery(
   const verifier = new Webhooks({ secret: github.webhookSecret });
   const raw = delivery.body.toString('utf8');
   const signed = delivery.signature !== undefined && (await verifier.verify(raw, delivery.signature));
-  if (!signed || !delivery.event || !delivery.deliveryId) {
+  if (!signed) {
     ctx.log.warn(
       {
         event: delivery.event,
@@ -53,6 +61,24 @@ export async function handleGitHubDelivery(
     throw new AppError('invalid_signature', {
       message: 'The delivery is not signed with this App’s webhook secret (X-Hub-Signature-256)',
     });
+  }
+  // Signed with the secret, but not a delivery as GitHub makes them: a malformed request, not a
+  // forged one.
+  if (!delivery.event || !delivery.deliveryId) {
+    const missing = [
+      ...(delivery.event ? [] : [['x-github-event', 'X-GitHub-Event', 'the event name'] as const]),
+      ...(delivery.deliveryId
+        ? []
+        : [['x-github-delivery', 'X-GitHub-Delivery', 'the delivery id'] as const]),
+    ];
+    ctx.log.warn(
+      { event: delivery.event, deliveryId: delivery.deliveryId },
+      'GitHub webhook refused: signed, but a header is missing',
+    );
+    throw AppError.invalid(
+      missing.map(([field, , what]) => ({ field, reason: `required: ${what}` })),
+      `A webhook delivery must carry ${missing.map(([, header]) => header).join(' and ')}`,
+    );
   }
   let payload: unknown;
   try {
@@ -113,6 +139,9 @@ async function dispatch(ctx: AppContext, event: string, payload: GitHubPayload):
       return installationChanged(ctx, installationId, payload.action);
     case 'installation_repositories':
       return repositoriesChanged(ctx, installationId, payload);
+    case 'repository':
+      if (!payload.repository) return false;
+      return repositoryChanged(ctx, installationId, payload.repository.id);
     default:
       return false;
   }
@@ -141,30 +170,43 @@ async function tagChanged(
   if (!version) return false;
   let handled = false;
   for (const listing of await listingsOf(ctx, installationId, repoId)) {
-    try {
-      const commit = deleted ? null : await (await cutSource(ctx, listing)).resolveCommit(`refs/tags/${tag}`);
-      if (commit === undefined) continue;
-      const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
-      if (claimed !== undefined) {
-        if (claimed !== commit) handled = (await tagMoved(ctx, listing, tag, claimed, commit)) || handled;
-        continue;
-      }
-      if (commit === null) continue;
-      // A tree over the limits is claimed all the same: the cut records it as a failing release
-      // (as for a hosted push) without fetching it.
-      const cut = await requestCut(ctx, listing, { version, tag, commitSha: commit, trigger: 'push' });
-      handled ||= cut !== undefined;
-    } catch (error) {
-      // The listing says why (source unreachable or public, a limit of the day); the tag stays on
-      // GitHub, and sync cuts it once the creator has fixed that.
-      if (!isAppError(error)) throw error;
-      ctx.log.warn(
-        { listingId: listing.id, tag, code: error.code, reason: error.message },
-        'GitHub tag not cut',
-      );
-    }
+    // Asking GitHub about the tag may also have found the repository public, out of reach, or back.
+    const done = await tagChangedFor(ctx, listing, tag, version, deleted);
+    handled = done || (await stateMoved(ctx, listing)) || handled;
   }
   return handled;
+}
+
+/** `tagChanged` for one listing: true when a version was claimed or a tag change recorded. */
+async function tagChangedFor(
+  ctx: AppContext,
+  listing: Listing,
+  tag: string,
+  version: string,
+  deleted: boolean,
+): Promise<boolean> {
+  try {
+    const commit = deleted ? null : await (await cutSource(ctx, listing)).resolveCommit(`refs/tags/${tag}`);
+    if (commit === undefined) return false;
+    const claimed = (await cutVersions(ctx.database.db, listing.id)).get(version);
+    if (claimed !== undefined) {
+      return claimed !== commit && (await tagMoved(ctx, listing, tag, claimed, commit));
+    }
+    if (commit === null) return false;
+    // A tree over the limits is claimed all the same: the cut records it as a failing release
+    // (as for a hosted push) without fetching it.
+    const cut = await requestCut(ctx, listing, { version, tag, commitSha: commit, trigger: 'push' });
+    return cut !== undefined;
+  } catch (error) {
+    // The listing says why (source unreachable or public, a limit of the day); the tag stays on
+    // GitHub, and sync cuts it once the creator has fixed that.
+    if (!isAppError(error)) throw error;
+    ctx.log.warn(
+      { listingId: listing.id, tag, code: error.code, reason: error.message },
+      'GitHub tag not cut',
+    );
+    return false;
+  }
 }
 
 /** A released tag that now names another commit, or none: reported, and what was sold stays. */
@@ -193,22 +235,40 @@ async function tagMoved(
   return recorded;
 }
 
+/**
+ * Whether the listing's source state is other than when `listing` was read: asking GitHub (for a
+ * tag, for the repository) marks it `public`, `unreachable` or `ok` again on the way.
+ */
+async function stateMoved(ctx: AppContext, listing: Listing): Promise<boolean> {
+  const now = await listingById(ctx.database.db, listing.id);
+  return now !== undefined && now.sourceState !== listing.sourceState;
+}
+
 async function installationChanged(ctx: AppContext, installationId: number, action: string | undefined) {
   const affected = await liveGitHubListings(ctx.database.db, { installationId });
   if (action === 'deleted' || action === 'suspend') {
-    const reason =
-      action === 'deleted' ? 'the GitHub App was uninstalled' : 'the GitHub App installation was suspended';
-    await markSourceState(ctx, affected, 'unreachable', reason);
-    return affected.length > 0;
+    // Uninstalled: installing again is the way back, whatever the listing was waiting for before.
+    const marked =
+      action === 'deleted'
+        ? await markSourceState(ctx, affected, 'unreachable', lossReason('uninstalled'), {
+            replaceReason: true,
+          })
+        : await markSourceState(ctx, affected, 'unreachable', lossReason('suspended'));
+    return marked.some((listing) => listing.changed);
   }
   if (action === 'unsuspend') {
-    await markSourceState(
+    // Only what the suspension took: a listing out of reach for another reason (its repository
+    // removed from the installation) stays so.
+    const suspended = new Set([lossReason('suspended'), lossReason('forbidden')]);
+    const marked = await markSourceState(
       ctx,
-      affected.filter((listing) => listing.sourceState === 'unreachable'),
+      affected.filter(
+        (listing) => listing.sourceState === 'unreachable' && suspended.has(listing.sourceStateReason ?? ''),
+      ),
       'ok',
       null,
     );
-    return affected.length > 0;
+    return marked.some((listing) => listing.changed);
   }
   return false;
 }
@@ -217,13 +277,8 @@ async function repositoriesChanged(ctx: AppContext, installationId: number, payl
   let handled = false;
   for (const { id } of payload.repositories_removed ?? []) {
     const affected = await listingsOf(ctx, installationId, id);
-    await markSourceState(
-      ctx,
-      affected,
-      'unreachable',
-      'the repository was removed from the GitHub App installation',
-    );
-    handled ||= affected.length > 0;
+    const marked = await markSourceState(ctx, affected, 'unreachable', lossReason('repo_removed'));
+    handled = marked.some((listing) => listing.changed) || handled;
   }
   return (await repositoriesAdded(ctx, installationId, payload.repositories_added ?? [])) || handled;
 }
@@ -237,8 +292,22 @@ async function repositoriesAdded(ctx: AppContext, installationId: number, added:
   let handled = false;
   for (const { id } of added) {
     const affected = await liveGitHubListings(ctx.database.db, { repoId: id });
-    await rebindInstallation(ctx, affected, installationId);
-    handled ||= affected.length > 0;
+    handled = (await rebindInstallation(ctx, affected, installationId)) || handled;
+  }
+  return handled;
+}
+
+/**
+ * A repository made public or private (or otherwise changed): the payload is not taken on trust;
+ * GitHub is asked afresh, which marks each listing it backs `public`, `ok` or `unreachable`.
+ */
+async function repositoryChanged(ctx: AppContext, installationId: number, repoId: number) {
+  let handled = false;
+  for (const listing of await listingsOf(ctx, installationId, repoId)) {
+    await reachableSource(ctx, listing).catch((error: unknown) => {
+      if (!isSourceRefusal(error)) throw error;
+    });
+    handled = (await stateMoved(ctx, listing)) || handled;
   }
   return handled;
 }

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { DEFAULT_BRANCH } from '../git/repos.js';
 import { creatorView } from '../identity/creators.js';
 import type { Listing } from '../listings/service.js';
-import { isSourceRefusal, reachableSource } from './cut/sources.js';
+import { isSourceRefusal, reachableSource, throughInstallation } from './cut/sources.js';
 import type { HostingMeta } from './inspection/inspector.js';
 
 /**
@@ -12,16 +12,20 @@ import type { HostingMeta } from './inspection/inspector.js';
  */
 export async function hostingMeta(ctx: AppContext, listing: Listing): Promise<HostingMeta | undefined> {
   if (listing.source === 'github') {
-    // The release is cut already: a source lost since leaves its hosting metadata unknown rather
-    // than the release uninspected (the listing records why).
-    const reached = await reachableSource(ctx, listing).catch((error: unknown) => {
+    // The release is cut already: a source lost since (also between these two calls) leaves its
+    // hosting metadata unknown rather than the release uninspected (the listing records why).
+    const knownOnly = (error: unknown) => {
       if (isSourceRefusal(error)) return undefined;
       throw error;
-    });
+    };
+    const reached = await reachableSource(ctx, listing).catch(knownOnly);
     if (!reached) return undefined;
     const { client, repo } = reached;
-    const owner = await client.owner(listing.githubInstallationId!, repo.ownerLogin);
-    return { repoMeta: repo.meta, owner: owner ?? { ...NO_OWNER, login: repo.ownerLogin } };
+    const owner = await throughInstallation(ctx, listing, async () => ({
+      found: await client.owner(listing.githubInstallationId!, repo.ownerLogin),
+    })).catch(knownOnly);
+    if (!owner) return undefined;
+    return { repoMeta: repo.meta, owner: owner.found ?? { ...NO_OWNER, login: repo.ownerLogin } };
   }
   const creator = await creatorView(ctx.database.db, listing.creatorId, ctx.clock.now());
   return {

@@ -1,4 +1,17 @@
-import { and, count, desc, eq, gte, inArray, isNotNull, lt, ne, notInArray, sql } from 'drizzle-orm';
+import {
+  and,
+  count,
+  desc,
+  eq,
+  gte,
+  inArray,
+  isNotNull,
+  lt,
+  ne,
+  notExists,
+  notInArray,
+  sql,
+} from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
 import type { Version } from './versions.js';
@@ -165,18 +178,61 @@ export async function insertCut(
   return inserted;
 }
 
+/**
+ * Claims the version again through the cut that gave it back (failed because its source refused
+ * it): the row is queued anew with this claim's tag, commit and trigger. Undefined when there is no
+ * such cut, or when the version has a release (never cut twice). The row's own condition makes
+ * this safe against a concurrent claim; callers also hold the creator's lock.
+ */
+export async function reclaimCut(
+  db: Db,
+  row: Pick<typeof releaseCuts.$inferInsert, 'listingId' | 'version' | 'tag' | 'commitSha' | 'trigger'> & {
+    requestedAt: Date;
+  },
+): Promise<ReleaseCutRow | undefined> {
+  const [reclaimed] = await db
+    .update(releaseCuts)
+    .set({
+      tag: row.tag,
+      commitSha: row.commitSha,
+      trigger: row.trigger,
+      requestedAt: row.requestedAt,
+      state: 'queued',
+      holdsVersion: true,
+      failureReason: null,
+      finishedAt: null,
+    })
+    .where(
+      and(
+        eq(releaseCuts.listingId, row.listingId),
+        eq(releaseCuts.version, row.version),
+        eq(releaseCuts.holdsVersion, false),
+        notExists(
+          db
+            .select({ id: releases.id })
+            .from(releases)
+            .where(and(eq(releases.listingId, row.listingId), eq(releases.version, row.version))),
+        ),
+      ),
+    )
+    .returning();
+  return reclaimed;
+}
+
 export async function findCut(db: Db, id: string): Promise<ReleaseCutRow | undefined> {
   const [row] = await db.select().from(releaseCuts).where(eq(releaseCuts.id, id));
   return row;
 }
 
-/** Versions of the listing already claimed by a cut. */
-/** The versions claimed by a cut of the listing, each with the commit it was claimed at. */
+/**
+ * The versions claimed by a cut of the listing, each with the commit it was claimed at. A cut that
+ * gave its version back (failed because its source refused it) claims nothing.
+ */
 export async function cutVersions(db: Db, listingId: string): Promise<Map<string, string>> {
   const rows = await db
     .select({ version: releaseCuts.version, commitSha: releaseCuts.commitSha })
     .from(releaseCuts)
-    .where(eq(releaseCuts.listingId, listingId));
+    .where(and(eq(releaseCuts.listingId, listingId), eq(releaseCuts.holdsVersion, true)));
   return new Map(rows.map((row) => [row.version, row.commitSha]));
 }
 
@@ -197,16 +253,27 @@ export async function otherCuts(db: Db, listingId: string, exceptId: string): Pr
     );
 }
 
+/**
+ * Ends a queued cut (a cut that is no longer queued is left as it is). `givesVersionBack` (a
+ * failure its source caused) frees the version for a later claim: a queued cut has no release, as
+ * a release is written in one transaction with its cut's `cut` or `refused` state.
+ */
 export async function finishCut(
   db: Db,
   id: string,
   state: 'cut' | 'refused' | 'failed',
   at: Date,
   failureReason?: string,
+  options: { givesVersionBack?: boolean } = {},
 ): Promise<void> {
   await db
     .update(releaseCuts)
-    .set({ state, finishedAt: at, failureReason: failureReason ?? null })
+    .set({
+      state,
+      finishedAt: at,
+      failureReason: failureReason ?? null,
+      holdsVersion: !(state === 'failed' && options.givesVersionBack === true),
+    })
     .where(and(eq(releaseCuts.id, id), eq(releaseCuts.state, 'queued')));
 }
 

@@ -7,6 +7,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCommit } from '../../src/git/refs.js';
 import { repoPath } from '../../src/git/repos.js';
+import { maskTokens } from '../../src/github/client.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -250,6 +251,12 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     const deep = 'a/b/c/d/e/f/g/h/deep.txt';
     await gh.pushTag(repo, { tag: 'v1.2.0', files: { ...files, [deep]: 'deep\n' } });
     expectError(await sync({ version: '1.2.0' }), 413, 'repo_too_large');
+    // A body-less sync takes the newest tag not cut, this one, again: the answer names the version,
+    // so the creator knows to give another ref or version.
+    const newest = await sync();
+    expectError(newest, 413, 'repo_too_large');
+    expect(newest.json().message).toContain('v1.2.0');
+    expect(newest.json().details).toMatchObject({ version: '1.2.0', limit: 'depth' });
     const { rows } = await t.database.query(
       'select 1 from release_cuts where listing_id = $1 and version = $2',
       [listingId, '1.2.0'],
@@ -305,6 +312,10 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
       followers: 12,
     });
 
+    // The server's clock is the manual one, set to the real time when the app was made; the x402
+    // client signs with the real clock, and the server allows it 60 s of skew. On a loaded machine
+    // this file may take longer than that to get here.
+    t.clock.set(new Date());
     const buyer = await fundedWallet(t, 10_000_000n);
     const client = new x402Client()
       .register('eip155:*', new ExactEvmScheme(buyer))
@@ -345,6 +356,37 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     const log = (await t.app.inject({ url: `/api/v/${owner}/${slug}/releases` })).json();
     expect(log.releases.find((r: { version: string }) => r.version === '1.0.0').commit_sha).toBe(
       before!.commitSha,
+    );
+  });
+
+  it("sends octokit's own log lines to the structured log, with what they say as fields", async () => {
+    // Octokit's default logger is the console (bound when octokit is loaded, so a spy on the console
+    // cannot see it): a line of octokit's in the structured log is one that did not go there.
+    const from = logLines.length;
+    // GitHub answers 404 for a repository the installation does not see.
+    expectError(
+      await create({ source: 'github', slug: 'nowhere', installation_id: installationId, github_repo_id: 1 }),
+      404,
+      'not_found',
+    );
+    expect((await sync({ version: '1.0.0' })).statusCode).toBe(409);
+    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const octokit = lines.filter((line) => line.source === 'octokit');
+    expect(octokit).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ method: 'GET', path: '/repositories/1', status: 404 }),
+        expect.objectContaining({ method: 'GET', path: `/repositories/${repo.id}`, status: 200 }),
+      ]),
+    );
+    for (const line of octokit) {
+      expect(line.msg).toEqual(expect.any(String));
+      // A request's options (headers, credentials) are never logged.
+      expect(Object.keys(line)).not.toContain('headers');
+    }
+    // Should a line of octokit's ever carry a token, it is masked.
+    const token = gh.tokensIssued[0]!;
+    expect(maskTokens(`GET /x?access_token=${token}&a=1 - 200 ${token} eyJa.eyJb.c1`)).toBe(
+      'GET /x?access_token=***&a=1 - 200 *** ***',
     );
   });
 

@@ -143,11 +143,19 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
       max_bytes: 200 * 1024 * 1024,
       max_depth: 64,
       max_path_bytes: 4096,
+      version: '1.0.0',
     });
+    expect(res.json().message).toMatch(
+      /^v1\.0\.0 cannot be cut: the tree of commit [0-9a-f]{12} holds more than/,
+    );
     expectError(await sync({ ref: 'HEAD~1' }), 400, 'invalid_request');
     const small = await sync({ ref: 'HEAD~1', version: '0.1.0' });
     expect(small.statusCode, small.body).toBe(202);
-    expectError(await sync(), 413, 'repo_too_large');
+    // A body-less sync picks v1.0.0 again (the newest tag not cut): the answer says so.
+    const newest = await sync();
+    expectError(newest, 413, 'repo_too_large');
+    expect(newest.json().details).toMatchObject({ version: '1.0.0', limit: 'files' });
+    expect(newest.json().message).toContain('give "version" (or "ref") to cut another tag');
   });
 
   it('answers 401, 403, 400, 404 and 410 before looking at the repository', async () => {

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -138,6 +139,11 @@ export const deployKeys = pgTable(
  * into a `releases` row (`state = cut`), into a release refused before any zip was made (`refused`:
  * its tree passed a limit), or records why it could not (`failed`). Claims count against the
  * listing's releases per day, so they are taken with the creator's row locked.
+ *
+ * `holds_version` is false on a cut that failed because its source refused it (GitHub access gone,
+ * the repository public): it made no release, so its version is free to be claimed again, and the
+ * next claim of that version takes this row back (`queued`, `holds_version` true). One row per
+ * listing and version either way.
  */
 export const releaseCuts = pgTable(
   'release_cuts',
@@ -154,6 +160,7 @@ export const releaseCuts = pgTable(
       .notNull()
       .default('queued'),
     failureReason: text('failure_reason'),
+    holdsVersion: boolean('holds_version').notNull().default(true),
     requestedAt: at('requested_at').notNull(),
     finishedAt: at('finished_at'),
   },

@@ -4,7 +4,7 @@ import { lockCreator } from '../../identity/creators.js';
 import type { Listing } from '../../listings/service.js';
 import { isAppError } from '../../platform/errors.js';
 import { cutJob } from '../jobs.js';
-import { cutVersions, insertCut, type ReleaseCutRow } from '../store.js';
+import { cutVersions, insertCut, type ReleaseCutRow, reclaimCut } from '../store.js';
 import { compareVersions, versionOfTag } from '../versions.js';
 import { assertClaimAllowed } from './limits.js';
 
@@ -13,7 +13,9 @@ import { assertClaimAllowed } from './limits.js';
  * nudges; `resendCutsJob` re-sends claims a crash left queued). Undefined when the version was
  * claimed already (also by a concurrent push or sync). A claim past the listing's releases per
  * day or the creator's storage throws the spec's error (`429 rate_limited`, `413 repo_too_large`);
- * the creator's row is locked while deciding, so two claims cannot pass a limit together.
+ * the creator's row is locked while deciding, so two claims cannot pass a limit together, nor take
+ * the same version. A version whose cut gave it back (its source refused; nothing was released)
+ * is claimed through that cut's row again.
  */
 export async function requestCut(
   ctx: AppContext,
@@ -25,7 +27,8 @@ export async function requestCut(
     await lockCreator(tx, listing.creatorId);
     if ((await cutVersions(tx, listing.id)).has(cut.version)) return undefined;
     await assertClaimAllowed(tx, ctx.config, listing, at);
-    return insertCut(tx, { listingId: listing.id, ...cut, requestedAt: at });
+    const claim = { listingId: listing.id, ...cut, requestedAt: at };
+    return (await reclaimCut(tx, claim)) ?? insertCut(tx, claim);
   });
   if (row) await sendCutJob(ctx, row.id);
   return row;

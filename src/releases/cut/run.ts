@@ -78,8 +78,11 @@ export async function runCut(
   } catch (error) {
     if (isSourceRefusal(error)) {
       // The source itself refuses (GitHub access gone, repository made public): retrying cannot
-      // help until the creator acts, and the listing already says why.
-      await finishCut(db, cut.id, 'failed', ctx.clock.now(), `${error.code}: ${error.message}`);
+      // help until the creator acts, and the listing already says why. Nothing was released, so
+      // the version is given back: sync (or the tag's webhook) cuts it once the source works.
+      await finishCut(db, cut.id, 'failed', ctx.clock.now(), `${error.code}: ${error.message}`, {
+        givesVersionBack: true,
+      });
       return;
     }
     if (!options.finalAttempt) throw error;

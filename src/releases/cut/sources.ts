@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { createTagIfAbsent, listTags, resolveCommit } from '../../git/refs.js';
 import { repoPath } from '../../git/repos.js';
 import { type TreeLimit, treeTooLarge } from '../../git/tree.js';
+import { type AccessLoss, lossReason, remedyFor } from '../../github/access.js';
 import { GitHubAccessError, type GitHubClient, type GitHubRepo } from '../../github/client.js';
 import { fetchTaggedCommit } from '../../github/fetch.js';
 import { type Listing, markSourceState } from '../../listings/service.js';
@@ -46,13 +47,14 @@ function githubSource(
   { client, repo }: { client: GitHubClient; repo: GitHubRepo },
 ): CutSource {
   const installationId = listing.githubInstallationId!;
+  const asInstallation = <T>(call: () => Promise<T>) => throughInstallation(ctx, listing, call);
   return {
-    tags: () => client.tags(installationId, repo),
-    resolveCommit: async (ref) => (await client.commit(installationId, repo, ref))?.sha,
+    tags: () => asInstallation(() => client.tags(installationId, repo)),
+    resolveCommit: async (ref) => (await asInstallation(() => client.commit(installationId, repo, ref)))?.sha,
     async assertWithinLimits(commit) {
-      const found = await client.commit(installationId, repo, commit);
+      const found = await asInstallation(() => client.commit(installationId, repo, commit));
       if (!found) throw new Error(`GitHub has no commit ${commit} in ${repo.fullName}`);
-      const size = await client.treeSize(installationId, repo, found.treeSha);
+      const size = await asInstallation(() => client.treeSize(installationId, repo, found.treeSha));
       const limits = treeLimits(ctx.config);
       // A listing GitHub truncated holds more entries than any limit allows.
       const over: TreeLimit | undefined =
@@ -87,12 +89,32 @@ export async function fetchCutCommit(
   await source.assertWithinLimits(cut.commitSha);
   const tagNamesCommit = (await source.resolveCommit(`refs/tags/${cut.tag}`)) === cut.commitSha;
   const { client, repo } = reached;
+  const token = await throughInstallation(ctx, listing, () => client.token(listing.githubInstallationId!));
   await fetchTaggedCommit(
     client.config,
     repoPath(ctx.config, listing.owner, listing.slug),
-    { cloneUrl: repo.cloneUrl, token: await client.token(listing.githubInstallationId!) },
+    { cloneUrl: repo.cloneUrl, token },
     { ...cut, tagNamesCommit },
   );
+}
+
+/**
+ * A call through the listing's installation. The installation refusing it (uninstalled, suspended
+ * or its token refused since the repository was reached) is the source refusing: the listing is
+ * marked unreachable and the call answers as `reachableSource` does, so a cut fails at once with
+ * the reason instead of being retried.
+ */
+export async function throughInstallation<T>(
+  ctx: AppContext,
+  listing: Listing,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof GitHubAccessError)) throw error;
+    throw await accessLost(ctx, listing, error.loss);
+  }
 }
 
 /**
@@ -105,22 +127,15 @@ export async function reachableSource(
   listing: Listing,
 ): Promise<{ client: GitHubClient; repo: GitHubRepo }> {
   const client = ctx.github;
-  if (!client) {
-    throw unreachable(listing, 'this server no longer has a GitHub App configured');
-  }
+  if (!client) throw await accessLost(ctx, listing, 'no_app');
   let repo: GitHubRepo | undefined;
   try {
     repo = await client.repo(listing.githubInstallationId!, { id: listing.githubRepoId! });
   } catch (error) {
     if (!(error instanceof GitHubAccessError)) throw error;
-    await markSourceState(ctx, [listing], 'unreachable', error.message);
-    throw unreachable(listing, error.message);
+    throw await accessLost(ctx, listing, error.loss);
   }
-  if (!repo) {
-    const reason = 'the GitHub App installation no longer reaches the repository';
-    await markSourceState(ctx, [listing], 'unreachable', reason);
-    throw unreachable(listing, reason);
-  }
+  if (!repo) throw await accessLost(ctx, listing, 'repo_unreached');
   if (!repo.private) {
     const reason = `${repo.fullName} is public; only private repositories can be sold`;
     await markSourceState(ctx, [listing], 'public', reason);
@@ -140,9 +155,16 @@ export function isSourceRefusal(error: unknown): error is AppError {
   );
 }
 
-function unreachable(listing: Listing, reason: string): AppError {
+/**
+ * Records that the listing's repository is out of the App's reach, and the refusal to answer. A
+ * listing unreachable already keeps its reason (a webhook's is more precise than what a refused
+ * call can tell), and the answer gives that reason with the advice that fits it.
+ */
+async function accessLost(ctx: AppContext, listing: Listing, loss: AccessLoss): Promise<AppError> {
+  const [recorded] = await markSourceState(ctx, [listing], 'unreachable', lossReason(loss));
+  const reason = recorded?.reason ?? lossReason(loss);
   return new AppError('not_found', {
-    message: `No new release can be cut from ${listing.githubRepo}: ${reason}. Install the GitHub App on the repository again, then sync; what buyers own stays downloadable`,
+    message: `No new release can be cut from ${listing.githubRepo}: ${reason}. ${remedyFor(reason)}; what buyers own stays downloadable`,
     details: { source_state: 'unreachable' },
   });
 }

@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { cutVersions, type ReleaseCutRow } from '../store.js';
 import { parseVersion, tagOf, versionOfTag } from '../versions.js';
 import { requestCut, uncutTags } from './claims.js';
-import { assertClaimAllowed } from './limits.js';
+import { assertClaimAllowed, isRefusal } from './limits.js';
 import { type CutSource, cutSource } from './sources.js';
 
 export interface SyncInput {
@@ -40,7 +40,9 @@ export async function syncListing(
   // Checked again, under the creator's lock, when the version is claimed: this spares the walk and
   // the tag of a sync that would be refused.
   await assertClaimAllowed(ctx.database.db, ctx.config, listing, ctx.clock.now());
-  await source.assertWithinLimits(target.commit);
+  await source.assertWithinLimits(target.commit).catch((error: unknown) => {
+    throw isRefusal(error) ? tooLargeToCut(error, target.version, input) : error;
+  });
   if (!target.tagExists && !(await source.createTag(tagOf(target.version), target.commit))) {
     // Someone pushed that tag meanwhile: it is theirs to cut.
     throw versionExists(target.version);
@@ -117,6 +119,21 @@ async function resolveTarget(
     throw AppError.invalid([{ field: 'version', reason: `the ref is the tag ${named.name}` }]);
   }
   return { version: input.version, commit, tagExists: existing !== undefined };
+}
+
+/**
+ * A tree past a limit, named by its version. Nothing is claimed, so a body-less sync picks the same
+ * newest tag again: the answer says which it is and how to cut another.
+ */
+function tooLargeToCut(error: AppError, version: string, input: SyncInput): AppError {
+  const another =
+    input.ref === undefined && input.version === undefined
+      ? ' It is the newest vX.Y.Z tag not cut, which a sync without a body always picks: give "version" (or "ref") to cut another tag, or tag a trimmed tree'
+      : '';
+  return new AppError('repo_too_large', {
+    message: `${tagOf(version)} cannot be cut: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}.${another}`,
+    details: { ...(error.details as Record<string, unknown>), version },
+  });
 }
 
 function versionExists(version: string): AppError {

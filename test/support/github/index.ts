@@ -14,15 +14,17 @@
  *   await gh.createRepo({ owner, name, private?, installationId?, ...metadata })
  *                                                                   -> { id, owner, name, fullName, gitDir, cloneUrl }
  *   gh.updateRepo(repo, metadata) / gh.setPrivate(repo, boolean)
+ *   await gh.changeVisibility(repo, { private, webhookUrl? })     -> deliveries (`repository` publicized/privatized)
  *   await gh.pushTag(repo, { tag, files, annotated?, webhookUrl? }) -> { commit, tree, deliveries }
  *   await gh.moveTag(repo, tag, files, { annotated?, webhookUrl? }) -> { commit, tree, deliveries }
  *   await gh.deleteTag(repo, tag, { webhookUrl? })                  -> deliveries
  *   await gh.removeRepoFromInstallation(repo, { webhookUrl? })      -> deliveries
  *   await gh.addRepoToInstallation(repo, installationId, { webhookUrl? })
  *   await gh.suspendInstallation(id, { webhookUrl? }) / unsuspendInstallation(id, …) / uninstall(id, …)
- *   await gh.deliver(url, event, payload, { deliveryId?, signature?: 'valid'|'wrong'|'missing', secret? })
+ *   await gh.deliver(url, event, payload, { deliveryId?, signature?: 'valid'|'wrong'|'missing', secret?, omitHeaders? })
  *                                                                   -> { status, body, deliveryId }
  *   await gh.payloads.tagCreate(repo, tag) / tagPush(repo, tag, commit, before?) / tagDelete(repo, tag, before)
+ *   await gh.payloads.repositoryVisibility(repo)                     the `repository` event for its visibility now
  *   gh.payloads.installation(action, id) / installationRepositories(action, id, repos)
  *   gh.tokensIssued   every installation token handed out (grep logs for them)
  *   gh.tokenRequests  token requests received, refused ones included (checks token caching)
@@ -130,6 +132,7 @@ export class GitHubStandIn {
     tagCreate(repo: RepoRef, tag: string): ReturnType<Payloads['tagCreate']>;
     tagPush(repo: RepoRef, tag: string, commit: string, before?: string): ReturnType<Payloads['tagPush']>;
     tagDelete(repo: RepoRef, tag: string, before: string): ReturnType<Payloads['tagDelete']>;
+    repositoryVisibility(repo: RepoRef): ReturnType<Payloads['repositoryVisibility']>;
     installation(action: InstallationAction, installationId: number): ReturnType<Payloads['installation']>;
     installationRepositories(
       action: 'added' | 'removed',
@@ -158,6 +161,7 @@ export class GitHubStandIn {
       tagCreate: (repo, tag) => builders.tagCreate(this.repo(repo), tag),
       tagPush: (repo, tag, commit, before) => builders.tagPush(this.repo(repo), tag, commit, before),
       tagDelete: (repo, tag, before) => builders.tagDelete(this.repo(repo), tag, before),
+      repositoryVisibility: (repo) => builders.repositoryVisibility(this.repo(repo)),
       installation: (action, id) => builders.installation(action, state.installation(id)),
       installationRepositories: (action, id, list) =>
         builders.installationRepositories(
@@ -221,6 +225,13 @@ export class GitHubStandIn {
 
   setPrivate(ref: RepoRef, isPrivate: boolean): void {
     this.repo(ref).private = isPrivate;
+  }
+
+  /** Makes the repository private or public, and sends the `repository` event GitHub sends for it. */
+  async changeVisibility(ref: RepoRef, options: WebhookOption & { private: boolean }): Promise<Delivery[]> {
+    const repo = this.repo(ref);
+    repo.private = options.private;
+    return this.send(options.webhookUrl, [['repository', () => this.builders.repositoryVisibility(repo)]]);
   }
 
   /** Commits exactly `files` on the default branch and pushes it with the new tag. */

@@ -22,6 +22,9 @@ export type InstallationPayload =
   | Hook['webhook-installation-deleted']
   | Hook['webhook-installation-suspend']
   | Hook['webhook-installation-unsuspend'];
+export type RepositoryVisibilityPayload =
+  | Hook['webhook-repository-publicized']
+  | Hook['webhook-repository-privatized'];
 export type InstallationRepositoriesPayload =
   | Hook['webhook-installation-repositories-added']
   | Hook['webhook-installation-repositories-removed'];
@@ -99,6 +102,12 @@ export class Payloads {
       compare: `${html}/compare/${before.slice(0, 12)}...${ZERO_SHA.slice(0, 12)}`,
       head_commit: null,
     };
+  }
+
+  /** The `repository` event GitHub sends when a repository is made public or private. */
+  async repositoryVisibility(repo: Repo): Promise<RepositoryVisibilityPayload> {
+    const common = { repository: await this.repository(repo), ...this.context(repo) };
+    return repo.private ? { action: 'privatized', ...common } : { action: 'publicized', ...common };
   }
 
   installation(action: InstallationAction, install: Installation): InstallationPayload {

@@ -136,6 +136,9 @@ describe('the shapes are the ones GitHub publishes', () => {
     expectTypeOf<Awaited<ReturnType<Payloads['tagCreate']>>>().toEqualTypeOf<Hook['webhook-create']>();
     expectTypeOf<Awaited<ReturnType<Payloads['tagPush']>>>().toEqualTypeOf<Hook['webhook-push']>();
     expectTypeOf<Awaited<ReturnType<Payloads['tagDelete']>>>().toEqualTypeOf<Hook['webhook-push']>();
+    expectTypeOf<Awaited<ReturnType<Payloads['repositoryVisibility']>>>().toEqualTypeOf<
+      Hook['webhook-repository-publicized'] | Hook['webhook-repository-privatized']
+    >();
     expectTypeOf<ReturnType<Payloads['installation']>>().toEqualTypeOf<
       | Hook['webhook-installation-deleted']
       | Hook['webhook-installation-suspend']
@@ -601,6 +604,27 @@ describe('webhook deliveries', () => {
       repositories_removed: [{ full_name: 'mallory/tool', private: true }],
       repositories_added: [],
     });
+  });
+
+  it('sends a repository event when a repository is made public or private, and can leave headers out', async () => {
+    received.length = 0;
+    await gh.changeVisibility('mallory/tool', { private: false, webhookUrl: hookUrl });
+    await gh.changeVisibility('mallory/tool', { private: true, webhookUrl: hookUrl });
+    expect(received.map((r) => [r.headers['x-github-event'], JSON.parse(r.body).action])).toEqual([
+      ['repository', 'publicized'],
+      ['repository', 'privatized'],
+    ]);
+    const [publicized, privatized] = received.map((r) => JSON.parse(r.body));
+    expect(publicized).toMatchObject({
+      repository: { full_name: 'mallory/tool', private: false },
+      installation: { id: mallory },
+    });
+    expect(privatized.repository.private).toBe(true);
+    received.length = 0;
+    await gh.deliver(hookUrl, 'ping', {}, { omitHeaders: ['x-github-event', 'x-github-delivery'] });
+    expect(received[0]!.headers['x-github-event']).toBeUndefined();
+    expect(received[0]!.headers['x-github-delivery']).toBeUndefined();
+    expect(received[0]!.headers['x-hub-signature-256']).toMatch(/^sha256=/);
   });
 });
 

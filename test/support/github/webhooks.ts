@@ -7,6 +7,8 @@ export interface DeliveryOptions {
   signature?: 'valid' | 'wrong' | 'missing';
   /** Sign with this secret instead of the App's: a forged delivery. */
   secret?: string;
+  /** Leave these of GitHub's headers out (a malformed delivery), e.g. `x-github-event`. */
+  omitHeaders?: string[];
 }
 
 export interface Delivery {
@@ -58,20 +60,22 @@ export async function deliver(
           'x-hub-signature': `sha1=${createHmac('sha1', secret).update(signed).digest('hex')}`,
           'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`,
         };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': `GitHub-Hookshot/${hook.hookshot}`,
+    'x-github-event': event,
+    'x-github-delivery': deliveryId,
+    'x-github-hook-id': String(hook.hookId),
+    'x-github-hook-installation-target-type': 'integration',
+    'x-github-hook-installation-target-id': String(hook.appId),
+    ...signatures,
+  };
+  for (const name of options.omitHeaders ?? []) delete headers[name];
   const response = await fetch(url, {
     method: 'POST',
     redirect: 'manual',
     signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': `GitHub-Hookshot/${hook.hookshot}`,
-      'x-github-event': event,
-      'x-github-delivery': deliveryId,
-      'x-github-hook-id': String(hook.hookId),
-      'x-github-hook-installation-target-type': 'integration',
-      'x-github-hook-installation-target-id': String(hook.appId),
-      ...signatures,
-    },
+    headers,
     body,
   });
   return { status: response.status, body: await response.text(), deliveryId, event, payload };

@@ -1,0 +1,1 @@
+ALTER TABLE "release_cuts" ADD COLUMN "holds_version" boolean DEFAULT true NOT NULL;
