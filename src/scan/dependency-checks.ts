@@ -1,6 +1,10 @@
 import type { Dependency } from '../analysis/dependencies.js';
 import type { Db } from '../db/connect.js';
 import { advisoriesFor } from './advisory-store.js';
+
+/** How many advisory records there are and how new the newest is: for `osvStamp` and `advisoriesStale`. */
+export { advisoryDatasetStamp } from './advisory-store.js';
+
 import { isAffected, normaliseName, type OsvRange } from './osv.js';
 import { SCANNER_VERSION } from './report.js';
 import type { Finding } from './types.js';

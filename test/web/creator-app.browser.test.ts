@@ -447,7 +447,7 @@ describe('the creator web app, end to end in a real browser', () => {
 
       // The manifest as buyers will see it, from the service's own builder.
       const manifest = page.getByRole('region', { name: 'The manifest buyers see' });
-      await manifest.getByText('Version on sale').waitFor();
+      await manifest.getByText('Version on sale', { exact: true }).waitFor();
       expect(await manifest.textContent()).toContain('1.0.0');
       // The release on sale was cut before the licence: the preview says the next version carries it.
       await manifest.getByText('MIT is on your branch').waitFor();

@@ -3,8 +3,12 @@ import { recordAndCompareBlobs } from '../../analysis/originality.js';
 import type { Computed } from '../../analysis/types.js';
 import type { AppContext } from '../../context.js';
 import { ensureAdvisorySeed } from '../../scan/advisory-import.js';
-import { advisoryDatasetStamp } from '../../scan/advisory-store.js';
-import { advisoriesStale, checkDependencies, osvStamp } from '../../scan/dependency-checks.js';
+import {
+  advisoriesStale,
+  advisoryDatasetStamp,
+  checkDependencies,
+  osvStamp,
+} from '../../scan/dependency-checks.js';
 import { assembleReport, SCANNER_VERSION } from '../../scan/report.js';
 import { SECRET_RULES } from '../../scan/secret-rules.js';
 import type { CheckId, ScanReport } from '../../scan/types.js';
