@@ -2,6 +2,7 @@ import { useCallback, useState } from 'preact/hooks';
 import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
+import { ListingWordsFields } from '../components/listing-words-fields.js';
 import { MoreButton } from '../components/more-button.js';
 import { microFromDollars, PriceInput } from '../components/price-fields.js';
 import { ScanReportView, Verdict } from '../components/scan-report.js';
@@ -361,29 +362,14 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
         onInput={set('updatePrice')}
         help={`Now: ${usd(listing.pricing.update_price_micro)}. What a holder pays for a newer version; 0 includes updates.`}
       />
-      <label for="edit-description">Description</label>
-      <textarea
-        id="edit-description"
-        rows={3}
-        maxLength={5000}
-        aria-describedby="edit-description-help"
-        value={form.description}
-        onInput={(e) => set('description')(e.currentTarget.value)}
+      <ListingWordsFields
+        idPrefix="edit-"
+        description={form.description}
+        hint={form.hint}
+        descriptionHelp="What it is, for buyers. Needed before publishing."
+        onDescription={set('description')}
+        onHint={set('hint')}
       />
-      <p id="edit-description-help" class="muted small">
-        What it is, for buyers. Needed before publishing.
-      </p>
-      <label for="edit-hint">When should an agent use it?</label>
-      <input
-        id="edit-hint"
-        maxLength={1000}
-        aria-describedby="edit-hint-help"
-        value={form.hint}
-        onInput={(e) => set('hint')(e.currentTarget.value)}
-      />
-      <p id="edit-hint-help" class="muted small">
-        One sentence an agent matches its task against. Needed before publishing.
-      </p>
       <button type="submit">Save</button>
     </form>
   );

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { ErrorNotice } from '../components/error-notice.js';
+import { ListingWordsFields } from '../components/listing-words-fields.js';
 import { MoreButton } from '../components/more-button.js';
 import { microFromDollars, PriceInput } from '../components/price-fields.js';
 import { Verdict } from '../components/scan-report.js';
@@ -178,29 +179,14 @@ export function NewListingPage() {
           onInput={set('updatePrice')}
           help="What a holder of an earlier version pays for a newer one; empty or 0 includes updates."
         />
-        <label for="description">Description</label>
-        <textarea
-          id="description"
-          rows={3}
-          maxLength={5000}
-          aria-describedby="description-help"
-          value={form.description}
-          onInput={(e) => set('description')(e.currentTarget.value)}
+        <ListingWordsFields
+          idPrefix=""
+          description={form.description}
+          hint={form.hint}
+          descriptionHelp="What it is, for buyers. Needed before publishing; you can add it later."
+          onDescription={set('description')}
+          onHint={set('hint')}
         />
-        <p id="description-help" class="muted small">
-          What it is, for buyers. Needed before publishing; you can add it later.
-        </p>
-        <label for="hint">When should an agent use it?</label>
-        <input
-          id="hint"
-          maxLength={1000}
-          aria-describedby="hint-help"
-          value={form.hint}
-          onInput={(e) => set('hint')(e.currentTarget.value)}
-        />
-        <p id="hint-help" class="muted small">
-          One sentence an agent matches its task against. Needed before publishing.
-        </p>
         <button type="submit" disabled={busy}>
           Create listing
         </button>
