@@ -3,6 +3,7 @@ import {
   count,
   desc,
   eq,
+  getTableColumns,
   gte,
   inArray,
   isNotNull,
@@ -51,19 +52,27 @@ export async function newestRelease(
 }
 
 /** Releases of any verdict with `from < version <= to`, oldest first. */
-export async function releasesInRange(
+/** A release row without `computed`: that column carries the whole file tree (about 1.2 MB at the file limit). */
+export type ReleaseSummaryRow = Omit<ReleaseRow, 'computed'>;
+const { computed: _computed, ...summaryColumns } = getTableColumns(releases);
+
+/**
+ * The releases from `from` to `to`, both included, oldest first, without `computed`: the update
+ * offer reads them on the 402 path.
+ */
+export async function releasesFromTo(
   db: Db,
   listingId: string,
   from: Version,
   to: Version,
-): Promise<ReleaseRow[]> {
+): Promise<ReleaseSummaryRow[]> {
   return db
-    .select()
+    .select(summaryColumns)
     .from(releases)
     .where(
       and(
         eq(releases.listingId, listingId),
-        sql`${versionTuple} > ${tuple(from)}`,
+        sql`${versionTuple} >= ${tuple(from)}`,
         sql`${versionTuple} <= ${tuple(to)}`,
       ),
     )

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import type { Capabilities } from '../scan/types.js';
 import type { UpdateChangesSchema } from './schemas.js';
-import { findRelease, type ReleaseRow, releasesInRange } from './store.js';
+import { type ReleaseSummaryRow, releasesFromTo } from './store.js';
 import { parseVersion } from './versions.js';
 import { type ReleaseBody, releaseBody } from './views.js';
 
@@ -25,10 +25,9 @@ export async function updateOffer(
   const from = parseVersion(fromVersion);
   const to = parseVersion(toVersion);
   if (!from || !to) throw new RangeError(`not a version range: ${fromVersion}..${toVersion}`);
-  const [held, rows] = await Promise.all([
-    findRelease(db, listingId, fromVersion),
-    releasesInRange(db, listingId, from, to),
-  ]);
+  const range = await releasesFromTo(db, listingId, from, to);
+  const held = range[0]?.version === fromVersion ? range[0] : undefined;
+  const rows = held ? range.slice(1) : range;
   return { releases: rows.map(releaseBody), changes: composeChanges(fromVersion, toVersion, held, rows) };
 }
 
@@ -41,7 +40,7 @@ interface StoredDiff {
   components_touched: string[];
 }
 
-function capabilitiesOf(row: ReleaseRow | undefined): Capabilities | undefined {
+function capabilitiesOf(row: ReleaseSummaryRow | undefined): Capabilities | undefined {
   return (row?.scan as { capabilities?: Capabilities } | null)?.capabilities ?? undefined;
 }
 
@@ -53,8 +52,8 @@ function sorted(values: Iterable<string>): string[] {
 export function composeChanges(
   fromVersion: string,
   toVersion: string,
-  held: ReleaseRow | undefined,
-  rows: ReleaseRow[],
+  held: ReleaseSummaryRow | undefined,
+  rows: ReleaseSummaryRow[],
 ): UpdateChanges {
   const diff = { files_added: 0, files_changed: 0, files_removed: 0, additions: 0, deletions: 0 };
   const components = new Set<string>();

@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import type { ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import type { ReleaseRow } from './store.js';
+import type { ReleaseRow, ReleaseSummaryRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;
 
 /** SPEC.md's Release object: the release log, the update 402 and the listing views all use this. */
-export function releaseBody(row: ReleaseRow): ReleaseBody {
+export function releaseBody(row: ReleaseSummaryRow): ReleaseBody {
   return {
     version: row.version,
     tag: row.tag,
