@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { LockHeldError, lockDataDir } from './data-dir-lock.js';
+import { initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -112,9 +113,18 @@ async function connectPglite(
       if (error instanceof LockHeldError) throw new DatabaseBusyError(path.dirname(target.dataDir));
       throw error;
     });
-    client = new PGlite({ dataDir: target.dataDir });
+    try {
+      await initPgliteDataDir(target.dataDir);
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    client = new PGlite({ dataDir: target.dataDir, ...PGLITE_OPTIONS });
   } else {
-    client = new PGlite(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {});
+    client = new PGlite({
+      ...(target.loadDataDir && { loadDataDir: target.loadDataDir }),
+      ...PGLITE_OPTIONS,
+    });
   }
   try {
     await client.waitReady;

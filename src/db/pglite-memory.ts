@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import { access } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { PGliteOptions } from '@electric-sql/pglite';
+
+/**
+ * Settings for every embedded database. PGlite's default 128 MB of shared buffers is touched when
+ * the server starts, so it is resident from the first request; 16 MB keeps the WebAssembly heap at
+ * its 128 MB floor and cost the embedded server about 140 MB less (docs/BENCHMARKS.md, memory).
+ * Pages beyond the buffers are read through the host file system, whose page cache serves them.
+ */
+export const PGLITE_OPTIONS = {
+  postgresqlconf: ['shared_buffers=16MB'],
+} satisfies Partial<PGliteOptions>;
+
+/**
+ * Creates the embedded database's files when `dataDir` holds none yet, in a child process.
+ * `initdb` runs in its own WebAssembly module whose ~430 MB heap stays resident in the process that
+ * ran it, even after closing and collecting; run here, it would double the server's memory for good.
+ */
+export async function initPgliteDataDir(dataDir: string): Promise<void> {
+  if (await exists(path.join(dataDir, 'PG_VERSION'))) return;
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const script = [
+    `const { PGlite } = await import(${JSON.stringify(entry)});`,
+    `const db = new PGlite(${JSON.stringify({ dataDir, ...PGLITE_OPTIONS })});`,
+    'await db.waitReady;',
+    'await db.close();',
+  ].join('\n');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new Error(`creating the embedded database in ${dataDir} failed (${signal ?? code}): ${stderr}`),
+        );
+    });
+  });
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
