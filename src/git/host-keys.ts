@@ -11,6 +11,8 @@ export interface HostKey {
   privateKey: string;
   /** `SHA256:…`, what `ssh-keygen -lf` and the client's first-connection prompt show. */
   sha256: string;
+  /** `<type> <base64>`, as a `known_hosts` line carries it after the host name. */
+  publicKey: string;
 }
 
 const KINDS = [
@@ -65,7 +67,26 @@ async function readOrCreate(dir: string): Promise<HostKey[]> {
     }
     const parsed = utils.parseKey(privateKey);
     if (parsed instanceof Error) throw new Error(`Unreadable SSH host key ${file}: ${parsed.message}`);
-    keys.push({ type: parsed.type, privateKey, sha256: fingerprintOf(parsed.getPublicSSH()) });
+    const blob = parsed.getPublicSSH();
+    keys.push({
+      type: parsed.type,
+      privateKey,
+      sha256: fingerprintOf(blob),
+      publicKey: `${parsed.type} ${blob.toString('base64')}`,
+    });
   }
   return keys;
+}
+
+/** A host as `ssh` and `ssh-keyscan` take it: an IPv6 address may come bracketed, as in a URL. */
+export function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * How OpenSSH names a server in `known_hosts` (and `ssh-keyscan` prints it): the bare host on port
+ * 22, `[host]:port` on any other.
+ */
+export function knownHostsName(host: string, port: number): string {
+  return port === 22 ? bareHost(host) : `[${bareHost(host)}]:${port}`;
 }

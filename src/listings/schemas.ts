@@ -222,7 +222,8 @@ export const ListingSchema = z
     remote: z.string().optional().meta({ description: 'Hosted listings: the git remote to push to' }),
     default_branch: z.string().optional(),
     host_key_fingerprints: z.array(HostKeySchema).optional().meta({
-      description: "The SSH server's host keys; compare with what `ssh` shows on first connection",
+      description:
+        "The SSH server's host keys: compare with `ssh-keyscan -p <port> <host> | ssh-keygen -lf -` before the first push; /docs/selling shows the known_hosts lines to add",
     }),
     deploy_key_fingerprint: z.string().nullable().optional(),
     github: GitHubSourceSchema.optional().meta({

@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
+import { sshHost } from '../listings/ssh-host.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
 import { Markdown, renderPage } from '../platform/page.js';
 import { API_CATALOG_LINK } from './catalog.js';
@@ -17,7 +18,8 @@ export interface DocPage {
   path: string;
   title: string;
   summary: string;
-  render(baseUrl: string): string;
+  /** The page for this server: its base URL, and for the selling guide its SSH host and host keys. */
+  render(ctx: AppContext): string | Promise<string>;
 }
 
 const GROUPS: ErrorGroup[] = ['Payment', 'Listing', 'Identity', 'Limits', 'General'];
@@ -26,7 +28,7 @@ export const errorsPage: DocPage = {
   path: '/docs/errors',
   title: 'Error reference',
   summary: 'Every error code, its HTTP status, what it means and what to do.',
-  render: (baseUrl) =>
+  render: ({ config: { baseUrl } }) =>
     renderPage({
       title: 'Error reference',
       description: 'The error codes of the repo402 API',
@@ -84,7 +86,7 @@ export const termsPage: DocPage = {
   path: '/docs/terms',
   title: 'Terms',
   summary: 'The creator agreement and the buyer terms, with their version.',
-  render: (baseUrl) => {
+  render: ({ config: { baseUrl } }) => {
     const terms = currentTerms(baseUrl);
     return renderPage({
       title: 'Terms',
@@ -111,14 +113,19 @@ function guidePage(
   path: string,
   title: string,
   summary: string,
-  source: (baseUrl: string) => string,
+  source: (ctx: AppContext) => string | Promise<string>,
 ): DocPage {
   return {
     path,
     title,
     summary,
-    render: (baseUrl) =>
-      renderPage({ title, path, baseUrl, children: <Markdown html={markdown.render(source(baseUrl))} /> }),
+    render: async (ctx) =>
+      renderPage({
+        title,
+        path,
+        baseUrl: ctx.config.baseUrl,
+        children: <Markdown html={markdown.render(await source(ctx))} />,
+      }),
   };
 }
 
@@ -126,14 +133,14 @@ export const buyingPage = guidePage(
   '/docs/buying',
   'Buying',
   'Read a manifest, pay over HTTP 402, download, fetch again; over HTTP, MCP or the agent skill.',
-  buyingGuide,
+  (ctx) => buyingGuide(ctx.config.baseUrl),
 );
 
 export const sellingPage = guidePage(
   '/docs/selling',
   'Selling',
   'Register, list a repository, push tags, price and publish.',
-  sellingGuide,
+  async (ctx) => sellingGuide(ctx.config.baseUrl, await sshHost(ctx.config)),
 );
 
 function docsIndex(baseUrl: string, pages: DocPage[]): string {
@@ -162,18 +169,31 @@ function docsIndex(baseUrl: string, pages: DocPage[]): string {
   });
 }
 
-/** Serves /docs and the given pages; each domain contributes its pages through app.ts. */
+/**
+ * Serves /docs and the given pages; each domain contributes its pages through app.ts. A page is
+ * rendered on its first request and kept: the selling guide reads the SSH host keys (creating them
+ * in a fresh DATA_DIR), which a start need not wait for.
+ */
 export function registerDocsRoutes(app: App, ctx: AppContext, pages: DocPage[]): void {
-  const { baseUrl } = ctx.config;
-  const rendered = new Map<string, string>([['/docs', docsIndex(baseUrl, pages)]]);
-  for (const page of pages) rendered.set(page.path, page.render(baseUrl));
-  for (const [path, html] of rendered) {
+  const sources: Array<[string, () => string | Promise<string>]> = [
+    ['/docs', () => docsIndex(ctx.config.baseUrl, pages)],
+    ...pages.map((page): [string, () => string | Promise<string>] => [page.path, () => page.render(ctx)]),
+  ];
+  for (const [path, render] of sources) {
+    let html: Promise<string> | undefined;
+    const rendered = () =>
+      (html ??= Promise.resolve()
+        .then(render)
+        .catch((error: unknown) => {
+          html = undefined;
+          throw error;
+        }));
     app.get(path, { schema: { hide: true } }, async (_request, reply) =>
       reply
         .header('link', API_CATALOG_LINK)
         .header('cache-control', 'public, max-age=300')
         .type('text/html; charset=utf-8')
-        .send(html),
+        .send(await rendered()),
     );
   }
 }

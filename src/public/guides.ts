@@ -1,8 +1,12 @@
+import type { SshHost } from '../listings/ssh-host.js';
+import { formatUsd } from '../platform/usd.js';
+import { RELEASE_TAG_FORM } from '../releases/versions.js';
+import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
 import { buyingSnippet } from './skill.js';
 
 /**
- * The human guides under /docs, as markdown with the deployment's base URL filled in, so every
- * command shown can be pasted as is.
+ * The human guides under /docs, as markdown with the deployment's base URL (and, for selling, its
+ * SSH host and host keys) filled in, so every command shown can be pasted as is.
  */
 
 export function buyingGuide(baseUrl: string): string {
@@ -11,7 +15,7 @@ export function buyingGuide(baseUrl: string): string {
 A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Base (network
 \`eip155:8453\`) over HTTP 402 (x402 version 2, scheme \`exact\`). You pay once per listing; the
 versions you own stay downloadable forever, even after the listing is retired. Amounts are
-micro-USDC as decimal strings: \`"9000000"\` is 9.00 USD.
+micro-USDC as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
 There are three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, and the agent skill at
 [/.well-known/agent-skills/buy-a-repo/SKILL.md](/.well-known/agent-skills/buy-a-repo/SKILL.md).
@@ -55,10 +59,11 @@ curl ${baseUrl}/api/r/<owner>/<slug> \\
 \`\`\`
 
 The official x402 client does all of this for you. This program buys, downloads and checks a listing
-end to end; replace \`<owner>/<slug>\`, put the wallet's key in \`PRIVATE_KEY\`, and set
-\`MAX_PER_PAYMENT\` to at least the price: the client's spend limit
-(\`spendControls.maxAmountPerPayment\`) is \`$1.00\` by default and it refuses anything dearer before
-signing. The 402's \`extra.instructions\` name the value for the price asked.
+end to end; replace \`<owner>/<slug>\` and put the wallet's key in \`PRIVATE_KEY\`. The client's spend
+limit (\`spendControls.maxAmountPerPayment\`) is \`$1.00\` by default and it refuses anything dearer
+before signing, so \`MAX_PER_PAYMENT\` must be at least the price. As shown it is set for
+\`${EXAMPLE_PRICE_USD}\`, the price of the [selling guide](/docs/selling)'s example listing; for another
+listing, use its \`price_micro\` / 1,000,000 dollars (the 402's \`extra.instructions\` name the value).
 
 \`\`\`ts
 ${buyingSnippet(baseUrl)}
@@ -112,8 +117,7 @@ Point any MCP client at \`${baseUrl}/api/mcp\` (Streamable HTTP, stateless). Too
 `;
 }
 
-export function sellingGuide(baseUrl: string): string {
-  const host = new URL(baseUrl).host;
+export function sellingGuide(baseUrl: string, ssh: SshHost): string {
   return `# Selling
 
 You list a private repository; every \`vX.Y.Z\` tag becomes a release that repo402 snapshots into a zip,
@@ -153,23 +157,45 @@ curl -X POST ${baseUrl}/api/listings -H "Authorization: Bearer $KEY" -H 'content
   -d "{\\"source\\": \\"hosted\\", \\"slug\\": \\"my-tool\\", \\"ssh_public_key\\": \\"$(cat deploy_key.pub)\\"}"
 \`\`\`
 
-The answer carries the git remote (\`ssh://git@${host.split(':')[0]}:<ssh port>/<handle>/my-tool.git\`), the
-default branch \`main\` and the server's host-key fingerprints: check them on first connect. The deploy
-key can push to this one repository only.
+The answer carries the git remote (\`${ssh.remote('<handle>', 'my-tool')}\`), the default branch
+\`main\` and the server's host-key fingerprints (\`host_key_fingerprints\`). The deploy key can push to
+this one repository only.
+
+**Trust the server's host key before the first push.** This server's SSH host keys are:
+
+| type | fingerprint |
+|---|---|
+${ssh.keys.map((key) => `| \`${key.type}\` | \`${key.sha256}\` |`).join('\n')}
+
+Check that the server you reach over SSH presents them: every line this prints must show one of the
+fingerprints above (if one does not, stop: you are not talking to this server).
+
+\`\`\`sh
+ssh-keyscan -p ${ssh.port} ${ssh.host} | ssh-keygen -lf -
+\`\`\`
+
+Then add the keys to \`known_hosts\`, so \`ssh\` knows the server before the first connection and never
+asks (\`git push\` then works with \`StrictHostKeyChecking=yes\`):
+
+\`\`\`sh
+mkdir -p ~/.ssh && cat >> ~/.ssh/known_hosts <<'EOF'
+${ssh.keys.map((key) => key.knownHostsLine).join('\n')}
+EOF
+\`\`\`
 
 ## 3. Push a tag
 
 \`\`\`sh
-export GIT_SSH_COMMAND="ssh -i deploy_key -o IdentitiesOnly=yes"
-git remote add repo402 <remote>
+export GIT_SSH_COMMAND="ssh -i $PWD/deploy_key -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes"
+git remote add repo402 ${ssh.remote('<handle>', 'my-tool')}
 git push repo402 main
 git tag v1.0.0 && git push repo402 v1.0.0
 \`\`\`
 
-Each new \`vX.Y.Z\` tag cuts a release: a zip of the tagged tree, its analysis and the security scan.
-Tags are immutable: moving or deleting a \`v*\` tag is refused by the server, and so is a \`vX.Y.Z\`
-tag that does not point at a commit or breaks the version rules (no leading zeros, at most nine
-digits a part). \`POST
+Each new release tag cuts a release: a zip of the tagged tree, its analysis and the security scan. A
+release tag looks like ${RELEASE_TAG_FORM}. Tags starting with \`v\` are for releases only: the server refuses any other (\`v1.2\`,
+\`v1.4.0-beta\`) and says why; name other tags without a leading \`v\`. Release tags are immutable:
+moving or deleting one is refused, and so is one that does not point at a commit. \`POST
 /api/listings/{id}/sync\` cuts the newest uncut tag, or a \`ref\` with a \`version\`.
 
 Every release goes on the public release log, failing ones too. A release fails its scan for a secret,
@@ -182,7 +208,7 @@ each finding.
 
 \`\`\`sh
 curl -X PATCH ${baseUrl}/api/listings/<id> -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
-  -d '{"price_micro": "9000000", "update_price_micro": "0", "description": "…", "trigger_hint": "…"}'
+  -d '{"price_micro": "${EXAMPLE_PRICE_MICRO}", "update_price_micro": "0", "description": "…", "trigger_hint": "…"}'
 curl -X POST ${baseUrl}/api/listings/<id>/publish -H "Authorization: Bearer $KEY"
 \`\`\`
 
@@ -233,7 +259,8 @@ answer carries a \`github\` block (below). Refused: \`404 not_found\` when the i
 the repository (the App is not installed on it, or the id is wrong), \`422 public_repo\` for a public
 repository, \`400\` when the repository already backs a live listing (one repository, one listing).
 
-**Tag a release.** Push a \`vX.Y.Z\` tag to GitHub as you always do:
+**Tag a release.** Push a release tag (\`vMAJOR.MINOR.PATCH\`) to GitHub as you always do; other
+\`v*\` tags (\`v1.2\`, \`v1.4.0-beta\`) are ignored, since GitHub cannot be told to refuse them:
 
 \`\`\`sh
 git tag -a v1.0.0 -m "First release" && git push origin v1.0.0

@@ -4,6 +4,8 @@ import type { App, AppContext } from '../context.js';
 import { DEVNET_NOTE } from '../payments/devnet-routes.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+import { formatUsd } from '../platform/usd.js';
+import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
 
 /**
  * The buy procedure as an Agent Skill (SKILL.md with YAML front matter), and the draft well-known
@@ -34,7 +36,8 @@ const SkillIndexSchema = z
 
 /**
  * The one complete buying program for the official x402 client, as SKILL.md and /docs/buying show
- * it. test/payments/official-client.test.ts runs this very text against a listing priced above $1.
+ * it, set up for the example price. test/payments/official-client.test.ts runs this very text, as
+ * each document serves it, against listings priced above $1.
  */
 export function buyingSnippet(baseUrl: string): string {
   return `// npm install @x402/fetch @x402/evm viem   (Node 20+; run as an ES module, e.g. npx tsx buy.ts)
@@ -46,7 +49,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 const RESOURCE = '${baseUrl}/api/r/<owner>/<slug>';
 // The client refuses any payment above $1.00 unless told otherwise: set this to at least the
 // price on sale (the manifest's price_micro / 1,000,000 dollars; the 402's extra.instructions name it).
-const MAX_PER_PAYMENT = '$10.00';
+const MAX_PER_PAYMENT = '${EXAMPLE_PRICE_USD}';
 
 const account = privateKeyToAccount(process.env.PRIVATE_KEY as \`0x\${string}\`);
 const pay = wrapFetchWithPaymentFromConfig(fetch, {
@@ -76,7 +79,7 @@ metadata:
 repo402 sells private git repositories as versioned zip artifacts. A listing is addressed as
 \`<owner>/<slug>\`. Paying is HTTP 402 (x402 version 2, scheme \`exact\`) in USDC on Base
 (network \`eip155:8453\`). A 402 here is a paywall, not an error. Amounts are micro-USDC
-(6 decimals) as decimal strings: \`"9000000"\` is 9.00 USD.
+(6 decimals) as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
 Base URL: ${baseUrl}
 

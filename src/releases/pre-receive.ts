@@ -1,4 +1,4 @@
-import { TAG_PATTERN } from './versions.js';
+import { RELEASE_TAG_FORM, TAG_PATTERN } from './versions.js';
 
 /**
  * What a push may add (`pushAllowance`), computed before the SSH server runs `git-receive-pack` and
@@ -28,23 +28,33 @@ export function pushHookEnv(allowance: PushAllowance): Record<string, string> {
 }
 
 /**
- * Refuses, before any ref changes, a push that moves or deletes a release tag, or that adds one
- * the release cut could never use: a `vX.Y.Z`-like name outside the version rules (leading zeros,
- * a part over nine digits) or a release tag that does not point at a commit (through any number
- * of annotated tags). Other `v*` tags are kept and cut nothing. Then, with the allowance the SSH
- * server passed (`pushHookEnv`), a push adding more release tags than one push may, than the
- * listing may still cut today, or any once the creator's stored zips are at their limit, is
- * refused whole. git prints what the hook writes to stderr as `remote: …` lines on the pusher's
- * terminal.
+ * Refuses, before any ref changes, a push that moves or deletes a release tag (`TAG_PATTERN`), or
+ * that adds one the cut could never use: one that does not point at a commit (through any number
+ * of annotated tags). The `v` namespace is for release tags alone: any other `v*` tag (`v1.2`,
+ * `v1.4.0-beta`, `v01.2.3`, `vnext`) is refused with what a release tag looks like, since it would
+ * cut nothing; one pushed before that rule may still be deleted. Tags not starting with `v` are
+ * the creator's own, never checked. Then, with the allowance the SSH server passed
+ * (`pushHookEnv`), a push adding more release tags than one push may, than the listing may still
+ * cut today, or any once the creator's stored zips are at their limit, is refused whole. git
+ * prints what the hook writes to stderr as `remote: …` lines on the pusher's terminal.
  */
 export const PRE_RECEIVE = `#!/bin/sh
-# repo402: release tags (v*) are immutable once pushed, and a new one must be a usable release.
+# repo402: v* tags are release tags, immutable once pushed, and a new one must be a usable release.
 status=0
 new_releases=0
 while read -r old new ref; do
   case "$ref" in
     refs/tags/v*)
       tag="\${ref#refs/tags/}"
+      if ! printf '%s' "$tag" | grep -Eq '${TAG_PATTERN.source}'; then
+        case "$new" in
+          *[!0]*)
+            echo "repo402: tag $tag is not a release tag: release tags look like ${RELEASE_TAG_FORM}. Name other tags without a leading v." >&2
+            status=1
+            ;;
+        esac
+        continue
+      fi
       case "$old" in
         *[!0]*)
           case "$new" in
@@ -55,15 +65,10 @@ while read -r old new ref; do
           continue
           ;;
       esac
-      if printf '%s' "$tag" | grep -Eq '${TAG_PATTERN.source}'; then
-        if git rev-parse --verify --quiet "$new^{commit}" >/dev/null; then
-          new_releases=$((new_releases + 1))
-        else
-          echo "repo402: release tag $tag must point at a commit." >&2
-          status=1
-        fi
-      elif printf '%s' "$tag" | grep -Eq '^v[0-9]+[.][0-9]+[.][0-9]+$'; then
-        echo "repo402: tag $tag is not a release version: vX.Y.Z, each part 0 to 999999999 without leading zeros." >&2
+      if git rev-parse --verify --quiet "$new^{commit}" >/dev/null; then
+        new_releases=$((new_releases + 1))
+      else
+        echo "repo402: release tag $tag must point at a commit." >&2
         status=1
       fi
       ;;

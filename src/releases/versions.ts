@@ -8,8 +8,14 @@ export interface Version {
 
 const PART = '(0|[1-9][0-9]{0,8})';
 export const VERSION_PATTERN = new RegExp(`^${PART}\\.${PART}\\.${PART}$`);
-/** Also a POSIX ERE: the hosted repositories' pre-receive hook checks new tags with it. */
+/**
+ * The one definition of a release tag. Also a POSIX ERE: the hosted repositories' pre-receive hook
+ * checks pushed `v*` tags with its source, so the hook and the cut never disagree.
+ */
 export const TAG_PATTERN = new RegExp(`^v${PART}\\.${PART}\\.${PART}$`);
+/** What a release tag looks like, in the words every refusal of one uses. */
+export const RELEASE_TAG_FORM =
+  'vMAJOR.MINOR.PATCH, e.g. v1.2.0 (whole numbers without leading zeros, at most nine digits each)';
 
 export function parseVersion(value: string): Version | undefined {
   const match = VERSION_PATTERN.exec(value);

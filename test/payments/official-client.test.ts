@@ -8,7 +8,9 @@ import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { purchases } from '../../src/db/schema/index.js';
+import { formatUsd } from '../../src/platform/usd.js';
 import { walletSignatureHeader } from '../identity/support.js';
+import { codeBlocks } from '../support/code-blocks.js';
 import { freePort } from '../support/process.js';
 import {
   addRelease,
@@ -17,6 +19,32 @@ import {
   type PaymentsTestApp,
   publishListing,
 } from './support.js';
+
+/**
+ * Runs a buying program as a user would, paying with `key`. It is written into the worktree so its
+ * imports resolve as in a user's project.
+ */
+async function runBuyingProgram(program: string, key: string): Promise<void> {
+  const dir = await mkdtemp(join(process.cwd(), 'test', 'payments', '.snippet-'));
+  const file = join(dir, 'buy.mts');
+  const before = process.env.PRIVATE_KEY;
+  process.env.PRIVATE_KEY = key;
+  try {
+    await writeFile(file, program);
+    await import(pathToFileURL(file).href);
+  } finally {
+    if (before === undefined) delete process.env.PRIVATE_KEY;
+    else process.env.PRIVATE_KEY = before;
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The program with its spend-limit setting taken out: the client's default limit applies. */
+function withoutSpendLimit(program: string): string {
+  const setting = '  spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT },\n';
+  expect(program).toContain(setting);
+  return program.replace(setting, '');
+}
 
 /** The reference buyer: @x402/fetch with @x402/evm's exact client scheme and a viem account, unmodified. */
 describe('buying with the official x402 client against the running server on devnet', () => {
@@ -107,31 +135,13 @@ describe('buying with the official x402 client against the running server on dev
     const program = /```ts\n([\s\S]*?)\n```/
       .exec(skill)![1]!
       .replace('<owner>/<slug>', `${fixture.owner}/${fixture.slug}`);
-    expect(program).toContain('spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT }');
-    const docs = await (await fetch(`${base}/docs/buying`, { headers: { accept: 'text/markdown' } })).text();
-    expect(docs).toContain('spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT }');
 
-    // The program is written into the worktree so its imports resolve as a user's project would.
-    const dir = await mkdtemp(join(process.cwd(), 'test', 'payments', '.snippet-'));
-    const run = async (name: string, text: string) => {
-      const file = join(dir, name);
-      await writeFile(file, text);
-      return import(pathToFileURL(file).href);
-    };
-    const before = process.env.PRIVATE_KEY;
-    process.env.PRIVATE_KEY = key;
-    try {
-      // With the client's default limit the program stops before signing anything.
-      await expect(
-        run('default-limit.mts', program.replace("MAX_PER_PAYMENT = '$10.00'", "MAX_PER_PAYMENT = '$1.00'")),
-      ).rejects.toThrow();
-      expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(10_000_000n);
-      await run('buy.mts', program);
-    } finally {
-      if (before === undefined) delete process.env.PRIVATE_KEY;
-      else process.env.PRIVATE_KEY = before;
-      await rm(dir, { recursive: true, force: true });
-    }
+    // With the client's default limit the program stops before signing anything.
+    await expect(runBuyingProgram(withoutSpendLimit(program), key)).rejects.toThrow(
+      /spendControls.maxAmountPerPayment/,
+    );
+    expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(10_000_000n);
+    await runBuyingProgram(program, key);
     expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(6_500_000n);
     const rows = await t.ctx.database.db
       .select()
@@ -140,5 +150,26 @@ describe('buying with the official x402 client against the running server on dev
     expect(rows.map((row) => [row.wallet, row.version, row.amountMicro])).toEqual([
       [buyer.address.toLowerCase(), '1.0.0', 3_500_000n],
     ]);
+  });
+
+  it("runs /docs/buying's program as served at the selling guide's example price; without its spend limit it fails", async () => {
+    const selling = codeBlocks(await (await fetch(`${base}/docs/selling`)).text(), 'sh').join('\n');
+    const price = BigInt(/"price_micro": "([0-9]+)"/.exec(selling)![1]!);
+    expect(price).toBeGreaterThan(1_000_000n);
+    const fixture = await publishListing(t, { priceMicro: price });
+    const key = generatePrivateKey();
+    const buyer = privateKeyToAccount(key);
+    await t.rail.devnet!.fund(buyer.address, price);
+
+    const [program] = codeBlocks(await (await fetch(`${base}/docs/buying`)).text(), 'ts');
+    // Set up for exactly that price, so the example is the one the selling guide makes.
+    expect(program).toContain(`const MAX_PER_PAYMENT = '$${formatUsd(price)}';`);
+    const forListing = program!.replace('<owner>/<slug>', `${fixture.owner}/${fixture.slug}`);
+    await expect(runBuyingProgram(withoutSpendLimit(forListing), key)).rejects.toThrow(
+      /spendControls.maxAmountPerPayment/,
+    );
+    expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(price);
+    await runBuyingProgram(forListing, key);
+    expect(await t.rail.devnet!.balanceOf(buyer.address)).toBe(0n);
   });
 });

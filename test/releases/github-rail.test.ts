@@ -359,6 +359,27 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
     );
   });
 
+  it('ignores v* tags that are not release tags, created or deleted, as the hosted rail refuses them', async () => {
+    const cutsBefore = await t.database.query<{ version: string }>(
+      'select version from release_cuts where listing_id = $1 order by version',
+      [listingId],
+    );
+    for (const tag of ['v1.2', 'v1.4.0-beta']) {
+      const pushed = await gh.pushTag(repo, { tag, files, webhookUrl: hookUrl });
+      const deleted = await gh.deleteTag(repo, tag, { webhookUrl: hookUrl });
+      for (const delivery of [...pushed.deliveries, ...deleted]) {
+        expect(delivery.status).toBe(200);
+        expect(JSON.parse(delivery.body)).toEqual({ handled: false });
+      }
+    }
+    const cutsAfter = await t.database.query<{ version: string }>(
+      'select version from release_cuts where listing_id = $1 order by version',
+      [listingId],
+    );
+    expect(cutsAfter.rows).toEqual(cutsBefore.rows);
+    expect((await listing()).github.tag_changes).toHaveLength(2);
+  });
+
   it("sends octokit's own log lines to the structured log, with what they say as fields", async () => {
     // Octokit's default logger is the console (bound when octokit is loaded, so a spy on the console
     // cannot see it): a line of octokit's in the structured log is one that did not go there.

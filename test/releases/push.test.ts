@@ -192,35 +192,78 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
     expect(deleted.stderr).toContain('remote: repo402: tag v1.0.0 cannot be deleted');
   });
 
-  it('refuses release tags the cut could never use; other v* tags are kept and cut nothing', async () => {
+  it('refuses every v* tag that is not a release tag, with what one looks like; other tags are free', async () => {
     const listing = await createHostedListing(t, alice.apiKey, keyA.publicKey);
     const work = await workRepo();
     await commitFile(work, 'a.txt', 'a\n', 'One');
     expect((await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'main'])).code).toBe(0);
     const blob = (await work.git('rev-parse', 'HEAD:a.txt')).trim();
     const tree = (await work.git('rev-parse', 'HEAD^{tree}')).trim();
+    const notRelease = (tag: string) =>
+      `remote: repo402: tag ${tag} is not a release tag: release tags look like vMAJOR.MINOR.PATCH, e.g. v1.2.0`;
     const refused: Array<[string, string, string]> = [
-      ['v3.0.0', blob, 'release tag v3.0.0 must point at a commit'],
-      ['v3.1.0', tree, 'release tag v3.1.0 must point at a commit'],
-      ['v1234567890.0.0', 'HEAD', 'tag v1234567890.0.0 is not a release version'],
-      ['v01.0.0', 'HEAD', 'tag v01.0.0 is not a release version'],
+      ['v1.2', 'HEAD', notRelease('v1.2')],
+      ['v1.4.0-beta', 'HEAD', notRelease('v1.4.0-beta')],
+      ['v01.2.3', 'HEAD', notRelease('v01.2.3')],
+      ['v1234567890.0.0', 'HEAD', notRelease('v1234567890.0.0')],
+      ['vnext', 'HEAD', notRelease('vnext')],
+      ['v3.0.0', blob, 'remote: repo402: release tag v3.0.0 must point at a commit'],
+      ['v3.1.0', tree, 'remote: repo402: release tag v3.1.0 must point at a commit'],
     ];
     for (const [tag, target, message] of refused) {
       await work.git('tag', tag, target);
       const pushed = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), tag]);
       expect(pushed.code, tag).not.toBe(0);
-      expect(pushed.stderr).toContain(`remote: repo402: ${message}`);
+      expect(pushed.stderr).toContain(message);
     }
+    // One bad tag refuses the whole push: the release tag beside it is not taken either.
+    await work.git('tag', 'v1.2.0');
+    const mixed = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'v1.2.0', 'v1.2']);
+    expect(mixed.code).not.toBe(0);
+    expect(mixed.stderr).toContain(notRelease('v1.2'));
+    const bare = repoPath(t.ctx.config, listing.owner, listing.slug);
+    const tagsInBare = async () =>
+      (await exec('git', ['--git-dir', bare, 'tag', '--list'])).stdout.trim().split('\n').filter(Boolean);
+    expect(await tagsInBare()).toEqual([]);
+
+    const accepted = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'v1.2.0']);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stderr).toContain('repo402: release 1.2.0 queued');
     await work.git('tag', '-a', 'v2.0.0', '-m', 'An annotated tag peels to its commit');
     const annotated = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'v2.0.0']);
     expect(annotated.code, annotated.stderr).toBe(0);
-    await work.git('tag', 'vnext');
-    const kept = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'vnext']);
-    expect(kept.code, kept.stderr).toBe(0);
-    expect(kept.stderr).not.toContain('queued');
-    const bare = repoPath(t.ctx.config, listing.owner, listing.slug);
-    const tags = await exec('git', ['--git-dir', bare, 'tag', '--list']);
-    expect(tags.stdout.trim().split('\n')).toEqual(['v2.0.0', 'vnext']);
+    expect(await tagsInBare()).toEqual(['v1.2.0', 'v2.0.0']);
+    const { rows } = await t.database.query<{ tag: string }>(
+      'select tag from release_cuts where listing_id = $1 order by tag',
+      [listing.id],
+    );
+    expect(rows.map((row) => row.tag)).toEqual(['v1.2.0', 'v2.0.0']);
+
+    // A v* tag from before this rule can be deleted, never moved; tags without a v are the creator's.
+    await exec('git', ['--git-dir', bare, 'tag', 'v1.3', (await work.git('rev-parse', 'HEAD')).trim()]);
+    await work.git('tag', 'nightly');
+    expect((await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'nightly'])).code).toBe(0);
+    await commitFile(work, 'a.txt', 'b\n', 'Two');
+    const moved = await gitOverSsh(work.dir, keyA.file, [
+      'push',
+      '--force',
+      remoteOf(listing),
+      'HEAD:refs/tags/v1.3',
+    ]);
+    expect(moved.code).not.toBe(0);
+    expect(moved.stderr).toContain(notRelease('v1.3'));
+    const deleted = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), ':refs/tags/v1.3']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    await work.git('tag', '-f', 'nightly');
+    const movedOwn = await gitOverSsh(work.dir, keyA.file, ['push', '--force', remoteOf(listing), 'nightly']);
+    expect(movedOwn.code, movedOwn.stderr).toBe(0);
+    const deletedOwn = await gitOverSsh(work.dir, keyA.file, [
+      'push',
+      remoteOf(listing),
+      ':refs/tags/nightly',
+    ]);
+    expect(deletedOwn.code, deletedOwn.stderr).toBe(0);
+    expect(await tagsInBare()).toEqual(['v1.2.0', 'v2.0.0']);
   });
 
   it("lets a deploy key reach only its own listing's repository", async () => {
