@@ -3,6 +3,7 @@ import path from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { requireExistingDatabase } from './db/existing.js';
 import { type OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
 import { createContext } from './runtime.js';
@@ -10,15 +11,19 @@ import type { ImportResult } from './scan/advisory-import.js';
 
 /**
  * Runs an operator command in the running server when there is one (through its control socket),
- * otherwise in this process. Only the command's result goes to stdout.
+ * otherwise in this process, on a database that exists already unless `--init` (or `migrate`)
+ * says to create it. Only the command's result goes to stdout.
  */
 async function runOperation<N extends OperationName>(
   name: N,
   args: Parameters<(typeof operations)[N]['run']>[1],
+  { init = program.opts<{ init?: boolean }>().init } = {},
 ): Promise<unknown> {
   const config = loadConfig();
-  const remote = await callControl(controlSocketPath(config.dataDir), name, args);
+  const socketPath = controlSocketPath(config.dataDir);
+  const remote = await callControl(socketPath, name, args);
   if (remote) return remote.result;
+  if (!init) await requireExistingDatabase(config, socketPath);
   const runtime = await createContext(config);
   try {
     const operation = operations[name];
@@ -78,6 +83,7 @@ function positiveCount(value: string): number {
 const program = new Command()
   .name('repo402')
   .description('Sell private git repositories as versioned zip artifacts over HTTP 402')
+  .option('--init', 'let an operator command create the database when none exists yet')
   .showHelpAfterError();
 
 program
@@ -94,7 +100,7 @@ program
   .command('migrate')
   .description('apply the committed database migrations')
   .action(async () => {
-    await runOperation('migrate', {});
+    await runOperation('migrate', {}, { init: true });
     process.stderr.write('migrations applied\n');
   });
 

@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { connectDatabase, type Database } from './db/connect.js';
+import { configuredDatabase } from './db/existing.js';
 import { migrate } from './db/migrate.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
@@ -122,11 +123,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
 }
 
 async function openDatabase(config: Config): Promise<Database> {
-  const database = await connectDatabase(
-    config.databaseUrl
-      ? { kind: 'postgres', url: config.databaseUrl }
-      : { kind: 'pglite', dataDir: path.join(config.dataDir, 'db') },
-  );
+  const database = await connectDatabase(configuredDatabase(config));
   try {
     await migrate(database);
     return database;

@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectDatabase } from '../src/db/connect.js';
+import { connectDatabase, type Database } from '../src/db/connect.js';
 import { invites } from '../src/db/schema/index.js';
 import { sha256Hex } from '../src/platform/tokens.js';
+import { adminQuery, BACKENDS } from './support/db.js';
 import { runCli, type ServerProcess, startServerProcess } from './support/process.js';
 
 const INVITE = /^r402inv_[A-Za-z0-9_-]{22}$/;
@@ -22,7 +24,7 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
   });
 
   it('invites create prints only the codes, one per line, and stores only their hashes', async () => {
-    const result = await runCli(['invites', 'create', '--count', '3'], { DATA_DIR: dataDir });
+    const result = await runCli(['invites', 'create', '--count', '3', '--init'], { DATA_DIR: dataDir });
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines.pop()).toBe('');
@@ -38,11 +40,6 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     } finally {
       await database.close();
     }
-  });
-
-  it('defaults to one invite', async () => {
-    const result = await runCli(['invites', 'create'], { DATA_DIR: dataDir });
-    expect(result.stdout.trim()).toMatch(INVITE);
   });
 
   it.each([['0'], ['1001'], ['abc'], ['-1']])(
@@ -91,3 +88,82 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     expect(result.stdout).toBe('');
   });
 });
+
+describe.each(BACKENDS)(
+  'operator commands with no server and no database yet, on %s',
+  { timeout: 120_000 },
+  (backend) => {
+    let dataDir: string;
+    let env: Record<string, string>;
+    /** PostgreSQL: an empty database of this test's own, its URL carrying a password to keep out of messages. */
+    let databaseUrl: URL | undefined;
+    beforeEach(async () => {
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-cli-'));
+      env = { DATA_DIR: path.join(dataDir, 'server-data') };
+      if (backend === 'postgres') {
+        databaseUrl = new URL(process.env.TEST_DATABASE_URL!);
+        databaseUrl.pathname = `/repo402_test_${randomBytes(6).toString('hex')}`;
+        await adminQuery(process.env.TEST_DATABASE_URL!, `create database ${databaseUrl.pathname.slice(1)}`);
+        // Trust authentication ignores it; a server that checks passwords has one in the URL already.
+        if (!databaseUrl.password) databaseUrl.password = 'hunter2';
+        env.DATABASE_URL = databaseUrl.toString();
+      }
+    });
+    afterEach(async () => {
+      await rm(dataDir, { recursive: true, force: true });
+      if (databaseUrl) {
+        await adminQuery(
+          process.env.TEST_DATABASE_URL!,
+          `drop database if exists ${databaseUrl.pathname.slice(1)} with (force)`,
+        );
+      }
+    });
+
+    async function withDatabase<T>(read: (database: Database) => Promise<T>): Promise<T> {
+      const database = await connectDatabase(
+        databaseUrl
+          ? { kind: 'postgres', url: databaseUrl.toString() }
+          : { kind: 'pglite', dataDir: path.join(env.DATA_DIR!, 'db') },
+      );
+      try {
+        return await read(database);
+      } finally {
+        await database.close();
+      }
+    }
+
+    it('refuse to create one, naming DATA_DIR (and DATABASE_URL), and leave nothing behind', async () => {
+      const result = await runCli(['invites', 'create'], env);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(`DATA_DIR=${env.DATA_DIR}`);
+      expect(result.stderr).toContain('--init');
+      expect(await readdir(dataDir)).toEqual([]);
+      if (databaseUrl) {
+        expect(result.stderr).toContain(
+          `DATABASE_URL=postgres://${databaseUrl.username}:***@${databaseUrl.host}`,
+        );
+        expect(result.stderr).not.toContain(databaseUrl.password);
+        const { rows } = await withDatabase((database) =>
+          database.query(
+            `select count(*)::int as tables from pg_tables where schemaname not in ('pg_catalog', 'information_schema')`,
+          ),
+        );
+        expect(rows).toEqual([{ tables: 0 }]);
+      }
+    });
+
+    it('create it with --init; later commands use it as it is', async () => {
+      const created = await runCli(['invites', 'create', '--init'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const again = await runCli(['invites', 'create'], env);
+      expect(again.code, again.stderr).toBe(0);
+      // One invite by default.
+      expect(again.stdout.trim()).toMatch(INVITE);
+      const hashes = await withDatabase(async (database) =>
+        (await database.db.select().from(invites)).map((row) => row.codeHash).sort(),
+      );
+      expect(hashes).toEqual([created.stdout.trim(), again.stdout.trim()].map(sha256Hex).sort());
+    });
+  },
+);

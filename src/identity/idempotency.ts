@@ -64,19 +64,6 @@ export async function findReplay(
 }
 
 /**
- * Whether a response is recorded, unexpired, for this key on this route: read before the body
- * arrives, so a replay can be let past a rate limit it must not count against.
- */
-export async function hasRecordedResponse(
-  ctx: Pick<AppContext, 'database' | 'clock'>,
-  route: string,
-  key: string,
-): Promise<boolean> {
-  const row = await findIdempotencyRecord(ctx.database.db, hashKey({ route, key }));
-  return row !== undefined && row.expiresAt > ctx.clock.now();
-}
-
-/**
  * Records the response in the caller's transaction, so it exists exactly when the effects do.
  * Throws IdempotencyConflict when another request with this key committed first.
  */

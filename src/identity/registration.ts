@@ -7,7 +7,6 @@ import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } fr
 import { addressTaken } from './creators.js';
 import {
   findReplay,
-  hasRecordedResponse,
   IdempotencyConflict,
   idempotentRequest,
   recordResponse,
@@ -34,6 +33,12 @@ export interface RegistrationRequest {
   idempotencyKey?: string;
   /** The request body as received, which the Idempotency-Key is bound to. */
   body: unknown;
+  /**
+   * Uses up one of the caller's registrations (5 per hour per IP) or throws `429 rate_limited`.
+   * Called when the attempt reaches the signature check: a malformed or otherwise refused attempt,
+   * or a replay, does not use one up.
+   */
+  countAttempt(): Promise<void>;
 }
 
 export interface RegistrationResult extends StoredResponse {
@@ -42,14 +47,6 @@ export interface RegistrationResult extends StoredResponse {
 }
 
 const ROUTE = 'POST /api/creators';
-
-/** A registration replayed under its Idempotency-Key is not a new registration: the rate limit skips it. */
-export function isRegistrationReplay(
-  ctx: Pick<AppContext, 'database' | 'clock'>,
-  key: string | string[] | undefined,
-): Promise<boolean> {
-  return typeof key === 'string' ? hasRecordedResponse(ctx, ROUTE, key) : Promise.resolve(false);
-}
 
 /**
  * Headless registration: a creator, its payout address bound by a signed `address_proof`, and an
@@ -69,7 +66,7 @@ export async function registerCreator(
     if (replay) return { ...replay, replayed: true };
   }
   try {
-    const body = await createCreator(ctx, input, request.country, async (tx, response, at) => {
+    const body = await createCreator(ctx, input, request, async (tx, response, at) => {
       if (idempotent) await recordResponse(tx, ctx, idempotent, response, at);
     });
     return { statusCode: 201, body, replayed: false };
@@ -94,11 +91,11 @@ type RecordInTransaction = (
 async function createCreator(
   ctx: AppContext,
   input: RegistrationInput,
-  country: string | undefined,
+  request: Pick<RegistrationRequest, 'country' | 'countAttempt'>,
   record: RecordInTransaction,
 ) {
   const { compliance } = ctx.config;
-  assertCountryAllowed(compliance, country);
+  assertCountryAllowed(compliance, request.country);
   if (input.acceptedTermsVersion !== TERMS_VERSION) {
     throw new AppError('terms_version_stale', {
       message: `accepted_terms_version must be ${TERMS_VERSION}, the version of GET /api/terms`,
@@ -113,6 +110,7 @@ async function createCreator(
       message: 'address_proof is required: sign an address_proof challenge with the payout address',
     });
   }
+  await request.countAttempt();
   const proof = await verifyChallenge(ctx, input.addressProof, {
     purpose: 'address_proof',
     address: input.payoutAddress,

@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config, RateLimitClass } from '../config.js';
 import { AppError } from './errors.js';
@@ -30,4 +30,25 @@ export async function installRateLimits(app: FastifyInstance, redis?: Redis): Pr
 export function rateLimitConfig(config: Config, routeClass: RateLimitClass) {
   const rule = config.rateLimits[routeClass];
   return { rateLimit: { max: rule.max, timeWindow: rule.windowSeconds * 1000 } };
+}
+
+/**
+ * A class's budget used up where a handler calls it rather than as the request arrives, for a
+ * route where only some requests count (registration: those that reach the signature check). Same
+ * store (Redis when configured), window, headers and `429` as the route-level limits.
+ */
+export function countedRateLimit(
+  app: FastifyInstance,
+  config: Config,
+  routeClass: RateLimitClass,
+  name: string,
+) {
+  const limit = app.rateLimit({
+    ...rateLimitConfig(config, routeClass).rateLimit,
+    // The plugin leaves the route out of such a limiter's store keys, so the key names what it counts.
+    keyGenerator: (request) => `${name}:${request.ip}`,
+  });
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    await limit.call(app, request, reply);
+  };
 }

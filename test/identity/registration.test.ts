@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { CHALLENGE_TTL_MS } from '../../src/identity/challenges.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../../src/identity/idempotency.js';
 import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
 import { sha256Hex } from '../../src/platform/tokens.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestApp, RATE_LIMIT_STORES, TEST_BASE_URL, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import {
   bearer,
@@ -373,5 +373,105 @@ describe.each(BACKENDS)('POST /api/creators on %s', (backend) => {
       expect(results.filter((res) => res.statusCode === 201)).toHaveLength(1);
       expect(await t.ctx.database.db.select().from(creators)).toHaveLength(1);
     });
+  });
+});
+
+describe.each(RATE_LIMIT_STORES)('the registration limit in $store', ({ env }) => {
+  let t: TestApp;
+  afterEach(async () => t?.close());
+
+  /** A shared Redis keeps a counter for its hour across test runs: each test has an address of its own. */
+  const ownIp = () => `fd00:${randomBytes(6).toString('hex').match(/.{4}/g)!.join(':')}::1`;
+
+  it('is not used up by attempts refused before the signature check, malformed ones included', async () => {
+    t = await createTestApp({ env });
+    const ip = ownIp();
+    const malformed: unknown[] = [
+      {},
+      { ...(await registrationBody(t)), handle: undefined },
+      { ...(await registrationBody(t)), payout_address: '0x12' },
+      { ...(await registrationBody(t)), payout_address: 'not an address' },
+      { ...(await registrationBody(t)), address_proof: { nonce: 'x' } },
+      { ...(await registrationBody(t)), price: '1' },
+    ];
+    const responses = [
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/creators',
+        payload: '{"handle":',
+        headers: { 'content-type': 'application/json' },
+        remoteAddress: ip,
+      }),
+    ];
+    for (const body of malformed) responses.push(await postCreator(t, body, {}, ip));
+    for (const res of responses) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({
+        code: 'invalid_request',
+        message: expect.any(String),
+        docs_url: `${TEST_BASE_URL}/docs/errors#invalid_request`,
+      });
+    }
+    // Well-formed, but refused before any signature is checked.
+    expectError(
+      await postCreator(
+        t,
+        await registrationBody(t, newWallet(), { accepted_terms_version: '2020-01-01' }),
+        {},
+        ip,
+      ),
+      409,
+      'terms_version_stale',
+    );
+    expectError(
+      await postCreator(t, { ...(await registrationBody(t)), invite_code: undefined }, {}, ip),
+      403,
+      'invite_required',
+    );
+    expectError(
+      await postCreator(t, { ...(await registrationBody(t)), address_proof: undefined }, {}, ip),
+      400,
+      'payout_address_unverified',
+    );
+
+    for (let i = 0; i < 5; i++)
+      expect((await postCreator(t, await registrationBody(t), {}, ip)).statusCode).toBe(201);
+    expectError(await postCreator(t, await registrationBody(t), {}, ip), 429, 'rate_limited');
+  });
+
+  it('is used up by attempts that carry a signature, valid or not, in every process sharing the store', async () => {
+    t = await createTestApp({ env });
+    // In Redis, a second process: what one counts, the other refuses.
+    const other = env.REDIS_URL ? await createTestApp({ env }) : t;
+    const ip = ownIp();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const app = i % 2 ? other : t;
+        const wallet = newWallet();
+        const forged = await signedChallenge(app, wallet, 'address_proof', { signer: newWallet() });
+        const res = await postCreator(
+          app,
+          await registrationBody(app, wallet, { address_proof: forged }),
+          {},
+          ip,
+        );
+        expectError(res, 400, 'payout_address_unverified');
+      }
+    } finally {
+      if (other !== t) await other.close();
+    }
+    const res = await postCreator(t, await registrationBody(t), {}, ip);
+    expect(res.statusCode).toBe(429);
+    const body = res.json();
+    expect(body).toEqual({
+      code: 'rate_limited',
+      message: expect.any(String),
+      docs_url: `${TEST_BASE_URL}/docs/errors#rate_limited`,
+      retry_after_seconds: expect.any(Number),
+    });
+    expect(body.retry_after_seconds).toBeGreaterThan(3500);
+    expect(body.retry_after_seconds).toBeLessThanOrEqual(3600);
+    expect(res.headers['retry-after']).toBe(String(body.retry_after_seconds));
+    expect(await t.ctx.database.db.select().from(creators)).toHaveLength(0);
   });
 });

@@ -19,7 +19,7 @@ describe('repo402 devnet fund', { timeout: 300_000 }, () => {
   });
 
   it('mints test USDC, printing only the transaction hash; the chain survives restarts', async () => {
-    const offline = await runCli(['devnet', 'fund', BUYER, '1500000'], { DATA_DIR: dataDir });
+    const offline = await runCli(['devnet', 'fund', BUYER, '1500000', '--init'], { DATA_DIR: dataDir });
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout.trim()).toMatch(HASH);
 

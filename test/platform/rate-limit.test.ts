@@ -3,17 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RateLimitClass } from '../../src/config.js';
 import { rateLimitConfig } from '../../src/platform/rate-limit.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-
-// In memory always; in Redis too when TEST_REDIS_URL is set (.ci/run sets it to the machine's Redis).
-const STORES: { store: string; env: Record<string, string> }[] = [
-  { store: 'memory', env: {} },
-  ...(process.env.TEST_REDIS_URL ? [{ store: 'redis', env: { REDIS_URL: process.env.TEST_REDIS_URL } }] : []),
-];
+import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each(STORES)('rate limits in $store', ({ env }) => {
+describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
   let t: TestApp;
   let path: string;
   afterEach(async () => t?.close());

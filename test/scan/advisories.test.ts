@@ -116,7 +116,11 @@ describe('repo402 advisories import', { timeout: 240_000 }, () => {
   it('loads records into the embedded database and prints the counts', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-cli-'));
     try {
-      const result = await runCli(['advisories', 'import', FIXTURES], { DATA_DIR: dataDir }, 110_000);
+      const result = await runCli(
+        ['advisories', 'import', FIXTURES, '--init'],
+        { DATA_DIR: dataDir },
+        110_000,
+      );
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ read: 3, imported: 3, skipped: 0 });
       const missing = await runCli(['advisories', 'import', path.join(dataDir, 'nope.json')], {

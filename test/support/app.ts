@@ -14,6 +14,12 @@ import { type Backend, openTestDatabase, type TestDatabase } from './db.js';
 
 export const TEST_BASE_URL = 'http://repo402.test';
 
+/** Rate-limit stores: memory always; Redis too when TEST_REDIS_URL is set (.ci/run sets it to the machine's Redis). */
+export const RATE_LIMIT_STORES: { store: string; env: Record<string, string> }[] = [
+  { store: 'memory', env: {} },
+  ...(process.env.TEST_REDIS_URL ? [{ store: 'redis', env: { REDIS_URL: process.env.TEST_REDIS_URL } }] : []),
+];
+
 export interface TestApp {
   app: App;
   ctx: AppContext;

@@ -1,15 +1,14 @@
-import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { requestCountry } from '../../platform/compliance.js';
 import { errorResponses } from '../../platform/http-schemas.js';
-import { rateLimitConfig } from '../../platform/rate-limit.js';
+import { countedRateLimit } from '../../platform/rate-limit.js';
 import { routeOptions } from '../../platform/route-options.js';
 import { requestCreatorChanges } from '../account-changes.js';
 import { creatorView } from '../creators.js';
 import { creatorOf, requireApiKey } from '../guard.js';
 import { IDEMPOTENCY_HEADER } from '../idempotency.js';
-import { isRegistrationReplay, registerCreator } from '../registration.js';
+import { registerCreator } from '../registration.js';
 import {
   CreateCreatorRequestSchema,
   CreateCreatorResponseSchema,
@@ -22,17 +21,12 @@ import { creatorBody } from '../views.js';
 
 export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   const route = routeOptions(ctx.config, { rateLimit: 'creator', tag: 'creator' });
+  // Counted by the service when an attempt reaches the signature check, not as requests arrive.
+  const countRegistration = countedRateLimit(app, ctx.config, 'registration', 'registration');
 
   app.post(
     '/creators',
     {
-      config: {
-        rateLimit: {
-          ...rateLimitConfig(ctx.config, 'registration').rateLimit,
-          allowList: (request: FastifyRequest) =>
-            isRegistrationReplay(ctx, request.headers[IDEMPOTENCY_HEADER]),
-        },
-      },
       schema: {
         tags: ['creator'],
         summary: 'Register headless: returns the creator and its API key, shown once',
@@ -68,6 +62,7 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
           country: requestCountry(ctx.config.compliance, request.headers),
           idempotencyKey: request.headers[IDEMPOTENCY_HEADER],
           body,
+          countAttempt: () => countRegistration(request, reply),
         },
       );
       // Only a 201 is ever recorded, so a replay is one too.
