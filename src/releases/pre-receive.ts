@@ -30,26 +30,26 @@ export function pushHookEnv(allowance: PushAllowance): Record<string, string> {
 /**
  * Refuses, before any ref changes, a push that moves or deletes a release tag (`TAG_PATTERN`), or
  * that adds one the cut could never use: one that does not point at a commit (through any number
- * of annotated tags). The `v` namespace is for release tags alone: any other `v*` tag (`v1.2`,
- * `v1.4.0-beta`, `v01.2.3`, `vnext`) is refused with what a release tag looks like, since it would
- * cut nothing; one pushed before that rule may still be deleted. Tags not starting with `v` are
- * the creator's own, never checked. Then, with the allowance the SSH server passed
+ * of annotated tags). A `v` and a digit start a release tag alone: any other such tag (`v1.2`,
+ * `v1.4.0-beta`, `v01.2.3`) looks like a release but would cut nothing, so it is refused with what
+ * a release tag looks like; one pushed before that rule may still be deleted. Other tags (`vnext`,
+ * `stable`) are the creator's own, never checked. Then, with the allowance the SSH server passed
  * (`pushHookEnv`), a push adding more release tags than one push may, than the listing may still
  * cut today, or any once the creator's stored zips are at their limit, is refused whole. git
  * prints what the hook writes to stderr as `remote: …` lines on the pusher's terminal.
  */
 export const PRE_RECEIVE = `#!/bin/sh
-# repo402: v* tags are release tags, immutable once pushed, and a new one must be a usable release.
+# repo402: v<digit>* tags are release tags, immutable once pushed, and a new one must be a usable release.
 status=0
 new_releases=0
 while read -r old new ref; do
   case "$ref" in
-    refs/tags/v*)
+    refs/tags/v[0-9]*)
       tag="\${ref#refs/tags/}"
       if ! printf '%s' "$tag" | grep -Eq '${TAG_PATTERN.source}'; then
         case "$new" in
           *[!0]*)
-            echo "repo402: tag $tag is not a release tag: release tags look like ${RELEASE_TAG_FORM}. Name other tags without a leading v." >&2
+            echo "repo402: tag $tag is not a release tag: release tags look like ${RELEASE_TAG_FORM}. Name other tags without a v and a digit at the start." >&2
             status=1
             ;;
         esac
