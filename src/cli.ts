@@ -24,7 +24,8 @@ async function runOperation<N extends OperationName>(
   const remote = await callControl(socketPath, name, args);
   if (remote) return remote.result;
   if (!init) await requireExistingDatabase(config, socketPath);
-  const runtime = await createContext(config);
+  // Log lines (a failed advisory download, say) go to stderr: stdout carries only the result.
+  const runtime = await createContext(config, { logDestination: process.stderr });
   try {
     const operation = operations[name];
     return await operation.run(runtime.ctx, operation.args.parse(args) as never);
@@ -115,9 +116,10 @@ program
     process.stdout.write(`${codes.join('\n')}\n`);
   });
 
-program
+const advisories = program
   .command('advisories')
-  .description('manage the offline vulnerability and malware advisories')
+  .description('manage the offline vulnerability and malware advisories');
+advisories
   .command('import <source>')
   .description(
     'load OSV records: a JSON file (a record or an array), a directory of them, or an OSV export zip',
@@ -127,6 +129,16 @@ program
       source: path.resolve(source),
     })) as ImportResult;
     process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+advisories
+  .command('sync')
+  .description(
+    'fetch the OSV exports from OSV_URL now (as the hourly job does with OSV_SYNC) and import what changed',
+  )
+  .action(async () => {
+    const result = (await runOperation('advisories.sync', {})) as { ecosystems: Array<{ outcome: string }> };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (result.ecosystems.some((e) => e.outcome === 'failed')) process.exitCode = 1;
   });
 
 program

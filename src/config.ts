@@ -168,6 +168,11 @@ const EnvSchema = z.object({
   CREATOR_STORAGE_BYTES: positiveInt.default(5 * 1024 * 1024 * 1024),
   /** Directories above a file, at most, in a release's tree. */
   TREE_MAX_DEPTH: positiveInt.max(4096).default(64),
+  // Advisory data (docs/SCANNING.md).
+  /** A mirror of the OSV exports, `<OSV_URL>/<ecosystem>/all.zip`: the advisory sync reads it. */
+  OSV_URL: url(['http:', 'https:']).default('https://osv-vulnerabilities.storage.googleapis.com'),
+  /** The hourly advisory sync; unset, on with PAYMENTS_MODE=mainnet and off on the devnet. */
+  OSV_SYNC: bool.optional(),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: url(['http:', 'https:']).optional(),
@@ -226,6 +231,11 @@ export interface Config {
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** What one push, one listing per day and one creator's stored zips may add up to. */
   releases: ReleaseLimits;
+  /**
+   * Where advisory data comes from: the OSV exports' mirror, and whether the hourly job syncs it
+   * (`repo402 advisories sync` does either way).
+   */
+  advisories: { osvUrl: string; sync: boolean };
   /** S3-compatible blob storage; unset means blobs live under DATA_DIR/blobs. */
   s3?: S3Config;
   /** The GitHub App behind `source: github` listings; unset, such listings are refused. */
@@ -413,6 +423,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perListingPerDay: e.RELEASES_PER_LISTING_PER_DAY,
       creatorStorageBytes: e.CREATOR_STORAGE_BYTES,
       treeMaxDepth: e.TREE_MAX_DEPTH,
+    },
+    advisories: {
+      osvUrl: e.OSV_URL.replace(/\/+$/, ''),
+      // A production server keeps its data current; the devnet (and every test) never goes online.
+      sync: e.OSV_SYNC ?? e.PAYMENTS_MODE === 'mainnet',
     },
     s3: e.S3_BUCKET
       ? {

@@ -2,6 +2,7 @@ import type { AppContext } from './context.js';
 import { outboxRetryJob } from './identity/jobs.js';
 import { payoutSweepJob, settlementReconcileJob } from './payments/jobs.js';
 import type { AnyJobSpec } from './platform/jobs.js';
+import { advisoryRecheckJob, advisorySyncJob } from './releases/advisory-jobs.js';
 import { cutJob, resendCutsJob } from './releases/jobs.js';
 
 /** Every domain's background jobs; the job queue creates their queues and workers from this list. */
@@ -11,4 +12,6 @@ export const JOBS: AnyJobSpec<AppContext>[] = [
   resendCutsJob,
   settlementReconcileJob,
   payoutSweepJob,
+  advisorySyncJob,
+  advisoryRecheckJob,
 ];

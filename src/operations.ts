@@ -4,7 +4,7 @@ import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
 import type { Operation, Operations } from './platform/control.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
-import { importAdvisories } from './scan/advisory-import.js';
+import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 
 function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
   return { args, run };
@@ -22,8 +22,9 @@ export const operations = {
     (ctx, { count }) => createInvites(ctx.database.db, count),
   ),
   'advisories.import': operation(z.object({ source: z.string().min(1) }), (ctx, { source }) =>
-    importAdvisories(ctx.database.db, source, ctx.clock.now()),
+    importAdvisoriesNow(ctx, source),
   ),
+  'advisories.sync': operation(z.object({}), (ctx) => syncAdvisoriesNow(ctx)),
   'devnet.fund': operation(
     z.object({
       address: z.string().regex(/^0x[0-9a-fA-F]{40}$/),

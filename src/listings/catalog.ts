@@ -14,6 +14,8 @@ export interface ReleaseHead {
   version: string;
   artifactSha256: string;
   publishedAt: Date;
+  /** When advisory data flagged it last (`advisory_flag`), so a cached manifest is rebuilt. */
+  advisoryFlaggedAt: Date | null;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function findCatalogEntry(
         // Never null on a passing release (the releases_artifact_whole constraint).
         artifactSha256: sql<string>`${releases.artifactSha256}`,
         publishedAt: releases.publishedAt,
+        advisoryFlaggedAt: releases.advisoryFlaggedAt,
       },
     })
     .from(listings)
@@ -64,10 +67,15 @@ export async function findCatalogEntry(
   return row as { listing: PublicListing; release: ReleaseHead } | undefined;
 }
 
-/** What repo402 measured and found in a release (`computed`, `scan`). */
+/** What repo402 measured and found in a release (`computed`, `scan`), and what advisories found since. */
 export async function findReleaseDocuments(db: Db, releaseId: string) {
   const [row] = await db
-    .select({ computed: releases.computed, scan: releases.scan })
+    .select({
+      computed: releases.computed,
+      scan: releases.scan,
+      advisoryFlag: releases.advisoryFlag,
+      advisoryFlaggedAt: releases.advisoryFlaggedAt,
+    })
     .from(releases)
     .where(eq(releases.id, releaseId));
   return row;

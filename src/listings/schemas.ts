@@ -21,6 +21,39 @@ export const DiffSummarySchema = z
   })
   .meta({ id: 'DiffSummary', description: 'Changes since the previous release (everything, for the first)' });
 
+/** A blocking dependency finding of `known_vulns` or `known_malware`, as the scan report writes it. */
+const AdvisoryFindingSchema = z.object({
+  kind: z.enum(['vulnerability', 'malware']),
+  check: z.enum(['known_vulns', 'known_malware']),
+  tier: z.literal('blocking'),
+  rule_id: z.string().meta({ description: 'The OSV id (GHSA-…, CVE-…, MAL-…)' }),
+  severity: z.enum(['HIGH', 'CRITICAL']),
+  description: z.string(),
+  path: z.string().optional().meta({ description: 'The manifest or lockfile naming the dependency' }),
+  package: z
+    .object({
+      ecosystem: z.string(),
+      name: z.string(),
+      version: z.string().nullable().optional(),
+      direct: z.boolean(),
+      dev: z.boolean(),
+    })
+    .optional(),
+  source: z.string().optional().meta({ description: '`osv:<id>`' }),
+});
+
+export const AdvisoryFlagSchema = z
+  .object({
+    flagged_at: z.iso.datetime().meta({ description: 'When the release was flagged with these advisories' }),
+    advisory_ids: z.array(z.string()),
+    findings: z.array(AdvisoryFindingSchema),
+  })
+  .meta({
+    id: 'AdvisoryFlag',
+    description:
+      "Advisory data that arrived after the release's scan matches its dependencies with a HIGH or CRITICAL vulnerability or a malicious package (what would have failed the scan). The scan verdict stays as it was; absent when nothing matches. See docs/SCANNING.md",
+  });
+
 export const ReleaseSchema = z
   .object({
     version: z.string().meta({ examples: ['1.2.0'] }),
@@ -45,6 +78,7 @@ export const ReleaseSchema = z
     update_price_micro: MicroUsdc.meta({
       description: 'The update price in force when the release went on sale',
     }),
+    advisory_flag: AdvisoryFlagSchema.optional(),
   })
   .meta({ id: 'Release' });
 
@@ -309,6 +343,7 @@ export const ManifestSchema = z
     computed: z
       .record(z.string(), z.unknown())
       .meta({ description: 'What repo402 measured at release time (see docs/ANALYSIS.md), with `scan`' }),
+    advisory_flag: AdvisoryFlagSchema.optional(),
     self_reported: z.object({ description: z.string(), trigger_hint: z.string() }),
   })
   .meta({ id: 'Manifest', description: 'Computed and self-reported fields in separate namespaces' });

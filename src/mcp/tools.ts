@@ -148,7 +148,7 @@ const getListing = defineTool(
   {
     title: 'Read the manifest',
     description:
-      "The free manifest of <owner>/<slug> (GET /api/label): computed fields (tree, languages, dependencies, licence, security scan with capabilities) apart from the self-reported description and trigger hint, plus `release_log`, the release log's first page (every release, failing ones too). The version on sale is the newest release that passed its scan.",
+      "The free manifest of <owner>/<slug> (GET /api/label): computed fields (tree, languages, dependencies, licence, security scan with capabilities) apart from the self-reported description and trigger hint, plus `release_log`, the release log's first page (every release, failing ones too), and `advisory_flag` when advisories published after the scan match the release's dependencies. The version on sale is the newest release that passed its scan.",
     input: z.object(Listing),
     output: ListingWithLog,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -172,7 +172,7 @@ const checkVersion = defineTool(
   {
     title: 'Check the latest version',
     description:
-      'The latest version and prices of <owner>/<slug> (GET /api/v). With wallet_signature also owned, entitled and price_kind.',
+      'The latest version and prices of <owner>/<slug> (GET /api/v), with `advisory_flag` when advisories published after its scan match its dependencies. With wallet_signature also owned, entitled, price_kind and `flagged_holdings` (held versions such advisories flag).',
     input: z.object({
       ...Listing,
       wallet_signature: WalletSignature.optional(),

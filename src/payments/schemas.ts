@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReleaseSchema } from '../listings/schemas.js';
+import { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import { MicroUsdc } from '../platform/money.js';
 import { singleLineText } from '../platform/text-fields.js';
 import { UpdateChangesSchema } from '../releases/schemas.js';
@@ -97,9 +97,20 @@ export const VersionStatusSchema = z
     scan: ScanCountsSchema.optional().meta({
       description: "The latest release's trust report in three numbers; absent when there is none",
     }),
+    advisory_flag: AdvisoryFlagSchema.optional().meta({
+      description:
+        'The version on sale matches a HIGH/CRITICAL or malicious advisory that arrived after its scan (absent when none)',
+    }),
     owned: z.boolean().optional(),
     entitled: z.boolean().optional(),
     price_kind: z.enum(['owned', 'new', 'update', 'free']).optional(),
+    flagged_holdings: z
+      .array(AdvisoryFlagSchema.extend({ version: z.string() }))
+      .optional()
+      .meta({
+        description:
+          'With a wallet signature: the versions the wallet holds that advisory data arriving after their scan flags, oldest first (absent when none)',
+      }),
     update: z
       .object({
         from: z.string().meta({ description: 'The newest version the wallet holds below the one on sale' }),

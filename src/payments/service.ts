@@ -7,7 +7,9 @@ import { assertCountryAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
+import { flaggedVersions } from '../releases/advisory-flags.js';
 import { latestPassingRelease, openArtifact, publishedRelease, updateOffer } from '../releases/service.js';
+import { withAdvisoryFlag } from '../releases/views.js';
 import { grantFor, readDownloadToken } from './grants.js';
 import { holdingOf, isEntitled } from './holdings.js';
 import { findListingForSale } from './listing.js';
@@ -82,9 +84,11 @@ export async function versionStatus(
     resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
     release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
     ...(counts.success ? { scan: counts.data } : {}),
+    ...withAdvisoryFlag(release),
   };
   if (!wallet) return status;
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
+  const flagged = await flaggedVersions(ctx.database.db, listing.id, holding.versions);
   const offer = offerFor(listing, release.version, holding);
   const update =
     offer.kind === 'update'
@@ -95,6 +99,7 @@ export async function versionStatus(
     owned: holding.versions.includes(release.version),
     entitled: offer.kind === 'owned',
     price_kind: priceKind(offer),
+    ...(flagged.length > 0 ? { flagged_holdings: flagged } : {}),
     ...(update && offer.kind === 'update'
       ? { update: { from: offer.fromVersion!, to: offer.version, ...update } }
       : {}),

@@ -3,7 +3,7 @@ import { offerFor } from '../payments/offer.js';
 import { renderPage } from '../platform/page.js';
 import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
-import type { ReleaseBody } from '../releases/views.js';
+import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
 import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { API_CATALOG_LINK } from './catalog.js';
@@ -67,6 +67,7 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
 export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBody[]): string {
   const { listing, release } = view;
   const computed = (view.manifest.computed ?? {}) as ComputedView;
+  const flag = view.manifest.advisory_flag as AdvisoryFlagBody | undefined;
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
   const price = offerFor(listing, release.version).amountMicro;
   const retired = listing.status === 'retired';
@@ -124,6 +125,22 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
             ) : null}
           </div>
         </div>
+        {flag ? (
+          <div class="notice" id="advisory-flag">
+            <p>
+              <strong>Flagged {flag.flagged_at.slice(0, 10)}:</strong> advisories published after this release
+              was scanned match its dependencies. They would have failed the scan, whose result below is as it
+              was at release time.
+            </p>
+            <ul>
+              {flag.findings.map((finding) => (
+                <li>
+                  <code>{finding.rule_id}</code> ({finding.severity}) {finding.description}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {(computed.warnings ?? []).length > 0 ? (
           <ul class="notice" id="warnings">
             {(computed.warnings ?? []).map((code) => (
@@ -264,6 +281,11 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                       >
                         {entry.scan}
                       </span>
+                      {entry.advisory_flag ? (
+                        <span class="badge bad" title={entry.advisory_flag.advisory_ids.join(', ')}>
+                          flagged
+                        </span>
+                      ) : null}
                     </td>
                     <td>{entry.changelog.split('\n')[0]}</td>
                   </tr>

@@ -11,6 +11,7 @@ import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import { latestPassingRelease } from '../releases/service.js';
+import { withAdvisoryFlag } from '../releases/views.js';
 import { toPublicScan } from '../scan/report.js';
 import type { ScanReport } from '../scan/types.js';
 
@@ -91,8 +92,8 @@ export async function ownListingManifest(
       details: { blocking: ['price'] },
     });
   }
-  const { id, version, artifactSha256, publishedAt } = release;
-  return manifestView(ctx, listing, { id, version, artifactSha256, publishedAt });
+  const { id, version, artifactSha256, publishedAt, advisoryFlaggedAt } = release;
+  return manifestView(ctx, listing, { id, version, artifactSha256, publishedAt, advisoryFlaggedAt });
 }
 
 /** The serialised manifest of `release` as `listing` sells it, built once per release and listing revision. */
@@ -103,6 +104,7 @@ async function manifestView(
 ): Promise<ManifestView> {
   const key = [
     release.id,
+    release.advisoryFlaggedAt?.toISOString(),
     listing.status,
     listing.priceMicro,
     listing.updatePriceMicro,
@@ -113,7 +115,7 @@ async function manifestView(
   let entry = documents.get(key);
   if (!entry) {
     const stored = await findReleaseDocuments(ctx.database.db, release.id);
-    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored?.computed, stored?.scan);
+    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored);
     entry = { manifest, doc: prebuilt(manifest) };
     documents.set(key, entry);
   }
@@ -141,8 +143,7 @@ function buildManifest(
   baseUrl: string,
   listing: PublicListing & PricedListing,
   release: ReleaseHead,
-  computed: unknown,
-  scan: unknown,
+  stored: Awaited<ReturnType<typeof findReleaseDocuments>>,
 ): Record<string, unknown> {
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
   const offer = offerFor(listing, release.version);
@@ -160,9 +161,10 @@ function buildManifest(
     version_url: urls.version,
     release_log: { url: urls.releases, on_sale: RELEASE_LOG_ON_SALE, cadence_counts: RELEASE_LOG_CADENCE },
     computed: {
-      ...(computed as Record<string, unknown>),
-      scan: scan ? toPublicScan(scan as ScanReport) : undefined,
+      ...(stored?.computed as Record<string, unknown>),
+      scan: stored?.scan ? toPublicScan(stored.scan as ScanReport) : undefined,
     },
+    ...(stored ? withAdvisoryFlag(stored) : {}),
     self_reported: { description: listing.description, trigger_hint: listing.triggerHint },
   };
 }

@@ -4,6 +4,7 @@ import {
   desc,
   eq,
   getTableColumns,
+  gt,
   gte,
   inArray,
   isNotNull,
@@ -370,4 +371,59 @@ export function tagChangesOf(db: Db, listingId: string) {
     .where(eq(tagChanges.listingId, listingId))
     .orderBy(desc(tagChanges.seenAt))
     .limit(TAG_CHANGES_SHOWN);
+}
+
+/**
+ * One page of passing releases that have dependencies, by id after `afterId`: the dependency list
+ * their analysis found (never the rest of `computed`) and their current advisory flag.
+ */
+export async function passingReleasesWithDependencies(db: Db, afterId: string | null, limit: number) {
+  const dependencies = sql`${releases.computed}->'dependencies'`;
+  return db
+    .select({
+      id: releases.id,
+      owner: listings.owner,
+      slug: listings.slug,
+      dependencies: sql<unknown>`${dependencies}`,
+      advisoryFlag: releases.advisoryFlag,
+    })
+    .from(releases)
+    .innerJoin(listings, eq(listings.id, releases.listingId))
+    .where(
+      and(
+        eq(releases.verdict, 'pass'),
+        sql`coalesce(${dependencies}, '[]'::jsonb) <> '[]'::jsonb`,
+        afterId ? gt(releases.id, afterId) : undefined,
+      ),
+    )
+    .orderBy(releases.id)
+    .limit(limit);
+}
+
+export async function setAdvisoryFlag(
+  db: Db,
+  id: string,
+  flag: { advisoryFlag: unknown; advisoryFlaggedAt: Date | null },
+): Promise<void> {
+  await db.update(releases).set(flag).where(eq(releases.id, id));
+}
+
+/** Those of `versions` that carry an advisory flag, oldest first. */
+export async function flaggedReleasesOf(db: Db, listingId: string, versions: string[]) {
+  if (versions.length === 0) return [];
+  return db
+    .select({
+      version: releases.version,
+      advisoryFlag: releases.advisoryFlag,
+      advisoryFlaggedAt: releases.advisoryFlaggedAt,
+    })
+    .from(releases)
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        inArray(releases.version, versions),
+        isNotNull(releases.advisoryFlag),
+      ),
+    )
+    .orderBy(releases.major, releases.minor, releases.patch);
 }

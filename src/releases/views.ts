@@ -1,10 +1,25 @@
 import type { z } from 'zod';
-import type { ReleaseSchema } from '../listings/schemas.js';
+import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import type { ReleaseRow, ReleaseSummaryRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;
+export type AdvisoryFlagBody = z.infer<typeof AdvisoryFlagSchema>;
+
+/** The stored `advisory_flag` (written by `recheckReleases`) with its time, for the wire. */
+export function advisoryFlagBody(row: {
+  advisoryFlag: unknown;
+  advisoryFlaggedAt: Date | null;
+}): AdvisoryFlagBody | undefined {
+  if (!row.advisoryFlag || !row.advisoryFlaggedAt) return undefined;
+  const flag = row.advisoryFlag as Omit<AdvisoryFlagBody, 'flagged_at'>;
+  return {
+    flagged_at: row.advisoryFlaggedAt.toISOString(),
+    advisory_ids: flag.advisory_ids,
+    findings: flag.findings,
+  };
+}
 
 /** SPEC.md's Release object: the release log, the update 402 and the listing views all use this. */
 export function releaseBody(row: ReleaseSummaryRow): ReleaseBody {
@@ -21,7 +36,16 @@ export function releaseBody(row: ReleaseSummaryRow): ReleaseBody {
     analyzer_version: row.analyzerVersion,
     price_micro: row.priceMicro === null ? null : formatMicroUsdc(row.priceMicro),
     update_price_micro: formatMicroUsdc(row.updatePriceMicro),
+    ...withAdvisoryFlag(row),
   };
+}
+
+/** `{advisory_flag}` when the release carries one, else nothing: the field is absent, never null. */
+export function withAdvisoryFlag(row: Parameters<typeof advisoryFlagBody>[0]): {
+  advisory_flag?: AdvisoryFlagBody;
+} {
+  const flag = advisoryFlagBody(row);
+  return flag ? { advisory_flag: flag } : {};
 }
 
 /** A release as the creator's listing views show it: its Release body with the full scan report. */

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
 import type { Db } from '../db/connect.js';
 import { upsertAdvisories } from './advisory-store.js';
@@ -18,7 +19,8 @@ export interface ImportResult {
 
 /**
  * Loads OSV records into the advisory tables from a JSON file (one record or an array), a
- * directory of them (searched recursively), or an OSV export zip such as `npm/all.zip`.
+ * directory of them (searched recursively), or an OSV export zip such as `npm/all.zip` (checked
+ * whole first: a damaged zip writes nothing).
  */
 export async function importAdvisories(db: Db, source: string, now: Date): Promise<ImportResult> {
   const result: ImportResult = { read: 0, imported: 0, skipped: 0 };
@@ -49,7 +51,8 @@ export async function importAdvisories(db: Db, source: string, now: Date): Promi
   if (info.isDirectory()) {
     for (const file of await jsonFilesUnder(source)) await accept(await readFile(file, 'utf8'));
   } else if (/\.zip$/i.test(source)) {
-    await readZipEntries(source, accept);
+    await verifyZip(source);
+    await readZipEntries(source, (data) => accept(data.toString('utf8')));
   } else {
     await accept(await readFile(source, 'utf8'));
   }
@@ -65,7 +68,14 @@ async function jsonFilesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
-function readZipEntries(file: string, onJson: (text: string) => Promise<void>): Promise<void> {
+/**
+ * Every JSON entry of the zip an import reads, one at a time, in order. yauzl checks each entry's
+ * inflated size against the central directory; `verifyZip` adds the CRC.
+ */
+function readZipEntries(
+  file: string,
+  onEntry: (data: Buffer, entry: yauzl.Entry) => Promise<void>,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: true }, (openError, zip) => {
       if (openError || !zip) return reject(openError ?? new Error('cannot open zip'));
@@ -80,13 +90,28 @@ function readZipEntries(file: string, onJson: (text: string) => Promise<void>): 
           stream.on('data', (chunk: Buffer) => chunks.push(chunk));
           stream.on('error', reject);
           stream.on('end', () => {
-            onJson(Buffer.concat(chunks).toString('utf8')).then(() => zip.readEntry(), reject);
+            onEntry(Buffer.concat(chunks), entry).then(() => zip.readEntry(), reject);
           });
         });
       });
       zip.readEntry();
     });
   });
+}
+
+/**
+ * Reads the whole zip once before anything is written: a truncated or damaged download (a bad
+ * central directory, an entry that does not inflate to its size and CRC) fails here, so an
+ * import never stops half-way through an archive.
+ */
+async function verifyZip(file: string): Promise<void> {
+  try {
+    await readZipEntries(file, async (data, entry) => {
+      if (crc32(data) !== entry.crc32) throw new Error(`${entry.fileName} does not match its CRC`);
+    });
+  } catch (error) {
+    throw new Error(`not a readable zip: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Real OSV records shipped with the service, so the checks have data before the first import. */

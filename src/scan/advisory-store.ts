@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { advisories, advisoryPackages } from '../db/schema/index.js';
+import { advisories, advisoryPackages, advisorySync } from '../db/schema/index.js';
 import { isMalicious, normaliseName, type OsvRecord, recordSeverity, SUPPORTED_ECOSYSTEMS } from './osv.js';
 import type { Severity } from './types.js';
 
@@ -116,4 +116,37 @@ export async function advisoryDatasetStamp(db: Db): Promise<{ records: number; n
     .select({ records: sql<number>`count(*)::int`, newest: sql<string | null>`max(${advisories.modified})` })
     .from(advisories);
   return { records: Number(row?.records ?? 0), newest: row?.newest ? new Date(row.newest) : null };
+}
+
+export type AdvisorySyncRow = typeof advisorySync.$inferSelect;
+
+export async function advisorySyncState(db: Db, ecosystem: string): Promise<AdvisorySyncRow | undefined> {
+  const [row] = await db.select().from(advisorySync).where(eq(advisorySync.ecosystem, ecosystem));
+  return row;
+}
+
+/** After an export was imported whole: its validators, the time and the dataset stamp. */
+export async function recordAdvisoryImport(db: Db, row: AdvisorySyncRow): Promise<void> {
+  const { ecosystem: _key, ...changes } = row;
+  await db
+    .insert(advisorySync)
+    .values(row)
+    .onConflictDoUpdate({ target: advisorySync.ecosystem, set: changes });
+}
+
+/**
+ * Any other attempt (not modified, or failed): only when it ran and why it failed (null for none);
+ * the validators of the last import stay as they were.
+ */
+export async function recordAdvisoryCheck(
+  db: Db,
+  attempt: Pick<AdvisorySyncRow, 'ecosystem' | 'url' | 'checkedAt' | 'error'>,
+): Promise<void> {
+  await db
+    .insert(advisorySync)
+    .values(attempt)
+    .onConflictDoUpdate({
+      target: advisorySync.ecosystem,
+      set: { checkedAt: attempt.checkedAt, error: attempt.error },
+    });
 }

@@ -1,6 +1,7 @@
 import { compare as pep440Compare, valid as pep440Valid } from '@renovatebot/pep440';
 import cvss from 'ae-cvss-calculator';
 import semver from 'semver';
+import type { Ecosystem } from '../analysis/dependencies.js';
 import type { Severity } from './types.js';
 
 /** The parts of an OSV record (https://ossf.github.io/osv-schema/) that matching reads. */
@@ -26,7 +27,9 @@ export interface OsvRange {
   events: Array<{ introduced?: string; fixed?: string; last_affected?: string; limit?: string }>;
 }
 
-export const SUPPORTED_ECOSYSTEMS = new Set(['npm', 'PyPI', 'crates.io', 'Go']);
+/** Every ecosystem the dependency analysis resolves, by its OSV name (the export folder too). */
+const ECOSYSTEMS: Record<Ecosystem, true> = { npm: true, PyPI: true, 'crates.io': true, Go: true };
+export const SUPPORTED_ECOSYSTEMS: ReadonlySet<string> = new Set(Object.keys(ECOSYSTEMS));
 
 export function isOsvRecord(value: unknown): value is OsvRecord {
   const record = value as OsvRecord;

@@ -11,7 +11,8 @@ import { advisoriesFor } from '../../src/scan/advisory-store.js';
 import { checkDependencies } from '../../src/scan/dependency-checks.js';
 import { buildRepo } from '../fixtures/git-repo.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
-import { ROOT, runCli } from '../support/process.js';
+import { OsvMirror, osvFixture } from '../support/osv-mirror.js';
+import { freePort, ROOT, runCli } from '../support/process.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/osv');
 const NOW = new Date('2026-11-22T12:00:00Z');
@@ -112,9 +113,10 @@ describe.each(BACKENDS)('advisory import on %s', (backend) => {
   });
 });
 
-describe('repo402 advisories import', { timeout: 240_000 }, () => {
-  it('loads records into the embedded database and prints the counts', async () => {
+describe('repo402 advisories import and sync', { timeout: 240_000 }, () => {
+  it('loads records into the embedded database and prints the counts; syncs from OSV_URL by hand', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-cli-'));
+    const mirror = await OsvMirror.start();
     try {
       const result = await runCli(
         ['advisories', 'import', FIXTURES, '--init'],
@@ -131,7 +133,34 @@ describe('repo402 advisories import', { timeout: 240_000 }, () => {
       const database = await connectDatabase({ kind: 'pglite', dataDir: path.join(dataDir, 'db') });
       expect(await database.db.select({ id: advisories.id }).from(advisories)).toHaveLength(3);
       await database.close();
+
+      // A newer revision of one record on the mirror: the sync imports it, and says so on stdout.
+      const minimist = osvFixture('GHSA-xvch-5gv4-984h');
+      await mirror.publishAll({ npm: [{ ...minimist, modified: '2026-11-20T00:00:00Z' }] });
+      const synced = await runCli(['advisories', 'sync'], { DATA_DIR: dataDir, OSV_URL: mirror.url });
+      expect(synced.code, synced.stderr).toBe(0);
+      const report = JSON.parse(synced.stdout);
+      expect(report.ecosystems.map((e: { outcome: string }) => e.outcome)).toEqual([
+        'imported',
+        'imported',
+        'imported',
+        'imported',
+      ]);
+      expect(report).toMatchObject({
+        imported: 1,
+        dataset: expect.stringMatching(/\+osv\.3\.2026-11-20$/),
+        releases: { checked: 0, flagged: 0, changed: 0 },
+      });
+      // Unreachable: the result on stdout, the warning on stderr, exit status 1.
+      const failed = await runCli(['advisories', 'sync'], {
+        DATA_DIR: dataDir,
+        OSV_URL: `http://127.0.0.1:${await freePort()}`,
+      });
+      expect(failed.code).toBe(1);
+      expect(JSON.parse(failed.stdout)).toMatchObject({ imported: 0, releases: 'unchanged' });
+      expect(failed.stderr).toContain('advisory sync failed');
     } finally {
+      await mirror.close();
       await rm(dataDir, { recursive: true, force: true });
     }
   });

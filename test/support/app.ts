@@ -58,6 +58,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     // Jobs a test leaves running are not waited for long at close.
     SHUTDOWN_TIMEOUT_MS: '2000',
+    // Tests never reach the internet: no hourly advisory sync, even in mainnet mode.
+    OSV_SYNC: 'false',
     ...options.env,
   });
   const database = options.onDisk

@@ -71,6 +71,8 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       HOST: '127.0.0.1',
       BASE_URL: url,
       SSH_PORT: String(await freePort()),
+      // Tests never reach the internet: no hourly advisory sync, even in mainnet mode.
+      OSV_SYNC: 'false',
       ...env,
     },
   });

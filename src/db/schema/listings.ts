@@ -211,6 +211,14 @@ export const releases = pgTable(
     /** Prices in force when the release was cut. */
     priceMicro: micro('price_micro'),
     updatePriceMicro: micro('update_price_micro').notNull(),
+    /**
+     * Set when advisory data that arrived after the scan matches one of the release's dependencies
+     * with a blocking (HIGH, CRITICAL or malicious) record: `{advisory_ids, findings}`. The verdict
+     * stays what the scan decided; this says what is known since. Null when nothing matches.
+     */
+    advisoryFlag: jsonb('advisory_flag'),
+    /** When `advisory_flag` last changed to its current list of advisories. */
+    advisoryFlaggedAt: at('advisory_flagged_at'),
   },
   (table) => [
     uniqueIndex('releases_listing_version').on(table.listingId, table.version),

@@ -48,6 +48,26 @@ export const advisoryPackages = pgTable(
   ],
 );
 
+/**
+ * The OSV export mirror as last seen, per ecosystem: the validators of the last export imported
+ * (sent back as If-None-Match / If-Modified-Since, so a restart does not download it again) and
+ * the outcome of the last attempt. A failed attempt leaves the validators and the data alone.
+ */
+export const advisorySync = pgTable('advisory_sync', {
+  ecosystem: text('ecosystem').primaryKey(),
+  /** The export the validators belong to; another mirror's are never sent. */
+  url: text('url').notNull(),
+  etag: text('etag'),
+  lastModified: text('last_modified'),
+  /** When the last export was downloaded and imported whole. */
+  importedAt: at('imported_at'),
+  /** The advisory checks' `tool_version` right after that import (`osvStamp`). */
+  datasetStamp: text('dataset_stamp'),
+  checkedAt: at('checked_at').notNull(),
+  /** Why the last attempt failed; null once one succeeds. */
+  error: text('error'),
+});
+
 /** The blob set of one release, recorded once (a retried cut finds it and keeps the first time). */
 export const releaseBlobSets = pgTable(
   'release_blob_sets',
