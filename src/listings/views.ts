@@ -22,8 +22,8 @@ export interface ShownRelease {
   body: z.infer<typeof ReleaseSchema>;
   /** The full trust report, shown on single-listing answers. */
   scanReport: unknown;
-  /** What the analysis found (the licence is read from it). */
-  computed: unknown;
+  /** The licence the analysis found (`computed.licence`). */
+  licence: unknown;
 }
 
 /** The head releases of one listing: the newest passing one, and the newest of any verdict. */
@@ -57,7 +57,7 @@ export function listingRelease(
 
 /** The licence the analysis found in a release, when it recognised one (ANALYSIS.md `licence`). */
 function foundLicence(release: ShownRelease | null): string | null {
-  const licence = (release?.computed as { licence?: { spdx?: string; verdict?: string } } | null)?.licence;
+  const licence = release?.licence as { spdx?: string; verdict?: string } | null | undefined;
   return licence?.spdx && (licence.verdict === 'matched' || licence.verdict === 'declared')
     ? licence.spdx
     : null;

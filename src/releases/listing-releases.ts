@@ -3,7 +3,7 @@ import type { ListingReleases } from '../listings/routes.js';
 import type { ShownRelease } from '../listings/views.js';
 import { publishOwnListing } from './publish.js';
 import { headReleases, unfinishedCuts } from './service.js';
-import { type ReleaseRow, tagChangesOf } from './store.js';
+import { computedParts, type ReleaseRow, tagChangesOf } from './store.js';
 import { shownRelease } from './views.js';
 
 /** What the listing routes show of a listing's releases, and publishing, which the verdicts decide. */
@@ -12,6 +12,9 @@ export function listingReleases(ctx: AppContext): ListingReleases {
   return {
     async heads(listingIds) {
       const heads = await headReleases(db, listingIds);
+      const ids = [...heads.values()].flatMap(({ latest, newest }) => [latest?.id, newest?.id]);
+      const licences = await computedParts(db, [...new Set(ids.filter((id) => id !== undefined))], 'licence');
+      const shown = (row: ReleaseRow | null) => row && shownRelease(row, licences.get(row.id));
       return new Map(
         [...heads].map(([id, { latest, newest }]) => [id, { latest: shown(latest), newest: shown(newest) }]),
       );
@@ -38,8 +41,4 @@ export function listingReleases(ctx: AppContext): ListingReleases {
     },
     publish: (creatorId, listingId) => publishOwnListing(ctx, creatorId, listingId),
   };
-}
-
-function shown(row: ReleaseRow | null): ShownRelease | null {
-  return row && shownRelease(row);
 }

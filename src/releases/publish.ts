@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
 import {
   type Listing,
   listingById,
@@ -9,11 +10,14 @@ import {
 import { AppError } from '../platform/errors.js';
 import { announceListingChanged } from '../platform/listing-events.js';
 import { latestPassingRelease, newestAnyRelease } from './service.js';
-import { priceReleasesAtPublish } from './store.js';
+import { computedParts, priceReleasesAtPublish } from './store.js';
 
 /** What the analysis records about overlap with other listings (SPEC.md `computed.originality`). */
-function derivativeOf(computed: unknown): string | null {
-  const originality = (computed as { originality?: { derivative_of?: unknown } } | null)?.originality;
+async function derivativeOf(db: Db, releaseId: string): Promise<string | null> {
+  const originality = (await computedParts(db, [releaseId], 'originality')).get(releaseId) as
+    | { derivative_of?: unknown }
+    | null
+    | undefined;
   return typeof originality?.derivative_of === 'string' ? originality.derivative_of : null;
 }
 
@@ -47,7 +51,7 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
       });
     }
   } else {
-    const original = derivativeOf(latest.computed);
+    const original = await derivativeOf(db, latest.id);
     if (original) {
       throw new AppError('derivative_of', {
         message: `Release ${latest.version} overlaps ${original} by 90% or more; it cannot be published`,

@@ -18,7 +18,13 @@ import type { Db } from '../db/connect.js';
 import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
 import type { Version } from './versions.js';
 
-export type ReleaseRow = typeof releases.$inferSelect;
+/**
+ * A release row without `computed`: that column carries the whole file tree (about 1.2 MB at the
+ * file limit), and reading it on a hot path (the 402, version status, a grant) cost more than
+ * everything else the request does. The few readers of `computed` ask for the part they need.
+ */
+export type ReleaseRow = Omit<typeof releases.$inferSelect, 'computed'>;
+const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
 export type ReleaseCutRow = typeof releaseCuts.$inferSelect;
 
 const versionTuple = sql`(${releases.major}, ${releases.minor}, ${releases.patch})`;
@@ -31,7 +37,7 @@ export async function findRelease(
   version: string,
 ): Promise<ReleaseRow | undefined> {
   const [row] = await db
-    .select()
+    .select(releaseColumns)
     .from(releases)
     .where(and(eq(releases.listingId, listingId), eq(releases.version, version)));
   return row;
@@ -44,7 +50,7 @@ export async function newestRelease(
   options: { passing?: boolean } = {},
 ): Promise<ReleaseRow | undefined> {
   const [row] = await db
-    .select()
+    .select(releaseColumns)
     .from(releases)
     .where(and(eq(releases.listingId, listingId), options.passing ? eq(releases.verdict, 'pass') : undefined))
     .orderBy(...newestFirst)
@@ -52,23 +58,18 @@ export async function newestRelease(
   return row;
 }
 
-/** Releases of any verdict with `from < version <= to`, oldest first. */
-/** A release row without `computed`: that column carries the whole file tree (about 1.2 MB at the file limit). */
-export type ReleaseSummaryRow = Omit<ReleaseRow, 'computed'>;
-const { computed: _computed, ...summaryColumns } = getTableColumns(releases);
-
 /**
- * The releases from `from` to `to`, both included, oldest first, without `computed`: the update
- * offer reads them on the 402 path.
+ * The releases from `from` to `to`, both included, oldest first: the update offer reads them on
+ * the 402 path.
  */
 export async function releasesFromTo(
   db: Db,
   listingId: string,
   from: Version,
   to: Version,
-): Promise<ReleaseSummaryRow[]> {
+): Promise<ReleaseRow[]> {
   return db
-    .select(summaryColumns)
+    .select(releaseColumns)
     .from(releases)
     .where(
       and(
@@ -88,13 +89,27 @@ export async function releasePage(
   before?: Version,
 ): Promise<ReleaseRow[]> {
   return db
-    .select()
+    .select(releaseColumns)
     .from(releases)
     .where(
       and(eq(releases.listingId, listingId), before ? sql`${versionTuple} < ${tuple(before)}` : undefined),
     )
     .orderBy(...newestFirst)
     .limit(limit);
+}
+
+/** Parts of what the analysis measured (`computed.<part>`) for each release, by id. */
+export async function computedParts(
+  db: Db,
+  releaseIds: string[],
+  part: 'licence' | 'originality',
+): Promise<Map<string, unknown>> {
+  if (releaseIds.length === 0) return new Map();
+  const rows = await db
+    .select({ id: releases.id, value: sql<unknown>`${releases.computed}->${part}` })
+    .from(releases)
+    .where(inArray(releases.id, releaseIds));
+  return new Map(rows.map((row) => [row.id, row.value]));
 }
 
 /** Inserts the release unless one exists for the version already (a retried job); returns the stored row. */
@@ -315,7 +330,7 @@ export async function newestReleasesOf(
 ): Promise<Map<string, ReleaseRow>> {
   if (listingIds.length === 0) return new Map();
   const rows = await db
-    .selectDistinctOn([releases.listingId])
+    .selectDistinctOn([releases.listingId], releaseColumns)
     .from(releases)
     .where(
       and(
@@ -330,7 +345,7 @@ export async function newestReleasesOf(
 /** Releases of the listing below `version` that have a zip (refused trees are left out), oldest first. */
 export async function releasesBelow(db: Db, listingId: string, version: Version): Promise<ReleaseRow[]> {
   return db
-    .select()
+    .select(releaseColumns)
     .from(releases)
     .where(
       and(

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import type { Capabilities } from '../scan/types.js';
 import type { UpdateChangesSchema } from './schemas.js';
-import { type ReleaseSummaryRow, releasesFromTo } from './store.js';
+import { type ReleaseRow, releasesFromTo } from './store.js';
 import { parseVersion } from './versions.js';
 import { type ReleaseBody, releaseBody } from './views.js';
 
@@ -40,7 +40,7 @@ interface StoredDiff {
   components_touched: string[];
 }
 
-function capabilitiesOf(row: ReleaseSummaryRow | undefined): Capabilities | undefined {
+function capabilitiesOf(row: ReleaseRow | undefined): Capabilities | undefined {
   return (row?.scan as { capabilities?: Capabilities } | null)?.capabilities ?? undefined;
 }
 
@@ -52,8 +52,8 @@ function sorted(values: Iterable<string>): string[] {
 export function composeChanges(
   fromVersion: string,
   toVersion: string,
-  held: ReleaseSummaryRow | undefined,
-  rows: ReleaseSummaryRow[],
+  held: ReleaseRow | undefined,
+  rows: ReleaseRow[],
 ): UpdateChanges {
   const diff = { files_added: 0, files_changed: 0, files_removed: 0, additions: 0, deletions: 0 };
   const components = new Set<string>();

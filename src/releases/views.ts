@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';
-import type { ReleaseRow, ReleaseSummaryRow } from './store.js';
+import type { ReleaseRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;
 export type AdvisoryFlagBody = z.infer<typeof AdvisoryFlagSchema>;
@@ -22,7 +22,7 @@ export function advisoryFlagBody(row: {
 }
 
 /** SPEC.md's Release object: the release log, the update 402 and the listing views all use this. */
-export function releaseBody(row: ReleaseSummaryRow): ReleaseBody {
+export function releaseBody(row: ReleaseRow): ReleaseBody {
   return {
     version: row.version,
     tag: row.tag,
@@ -48,7 +48,7 @@ export function withAdvisoryFlag(row: Parameters<typeof advisoryFlagBody>[0]): {
   return flag ? { advisory_flag: flag } : {};
 }
 
-/** A release as the creator's listing views show it: its Release body with the full scan report. */
-export function shownRelease(row: ReleaseRow): ShownRelease {
-  return { id: row.id, body: releaseBody(row), scanReport: row.scan, computed: row.computed };
+/** A release as the creator's listing views show it: its Release body with the full scan report (and, for a listing's head releases, the licence found). */
+export function shownRelease(row: ReleaseRow, licence: unknown = null): ShownRelease {
+  return { id: row.id, body: releaseBody(row), scanReport: row.scan, licence };
 }

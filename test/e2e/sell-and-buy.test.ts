@@ -9,7 +9,7 @@ import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { buildArtifact } from '../../src/releases/cut/artifact.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
-import { findRelease } from '../../src/releases/store.js';
+import { computedParts, findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../payments/support.js';
@@ -196,9 +196,8 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     expect(push.code, push.stderr).toBe(0);
     const release = await judged(copy.id, '1.0.0');
     expect(release.verdict).toBe('pass');
-    expect((release.computed as { originality: { derivative_of: string } }).originality.derivative_of).toBe(
-      `${listing.owner}/${listing.slug}`,
-    );
+    const originality = (await computedParts(t.ctx.database.db, [release.id], 'originality')).get(release.id);
+    expect((originality as { derivative_of: string }).derivative_of).toBe(`${listing.owner}/${listing.slug}`);
     await t.app.inject({
       method: 'PATCH',
       url: `/api/listings/${copy.id}`,
