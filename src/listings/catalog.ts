@@ -101,7 +101,7 @@ export async function listLiveListings(db: Db, limit: number) {
     .limit(limit);
 }
 
-/** A listing on show (the home page): its version on sale and that release's verdict. */
+/** A listing on show (the home page): its version on sale, that release's verdict and advisory flag. */
 export interface ShownListing {
   id: string;
   owner: string;
@@ -112,6 +112,8 @@ export interface ShownListing {
   updatePriceMicro: bigint;
   version: string;
   verdict: 'pending' | 'pass' | 'fail';
+  /** Set when advisories published after its scan match its dependencies (`advisory_flag`). */
+  advisoryFlaggedAt: Date | null;
   /** What the query's `count` counted for this listing. */
   count: number;
 }
@@ -139,6 +141,7 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
     .select({
       version: releases.version,
       verdict: releases.verdict,
+      advisoryFlaggedAt: releases.advisoryFlaggedAt,
     })
     .from(releases)
     .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass')))
@@ -156,6 +159,7 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
       updatePriceMicro: listings.updatePriceMicro,
       version: onSale.version,
       verdict: onSale.verdict,
+      advisoryFlaggedAt: onSale.advisoryFlaggedAt,
       count: query.count(listings.id).mapWith(Number).as('count'),
     })
     .from(listings)

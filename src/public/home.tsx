@@ -186,6 +186,11 @@ function ListingItem({ listing }: { listing: ShownListingWithBuyers }) {
         </span>
         <span>
           scan <span class={`badge ${listing.verdict === 'pass' ? 'ok' : 'bad'}`}>{listing.verdict}</span>
+          {listing.advisoryFlaggedAt ? (
+            <span class="badge bad" title="Advisories published after its scan match its dependencies">
+              flagged
+            </span>
+          ) : null}
         </span>
         <span class="buyers">{listing.buyers === 1 ? '1 buyer' : `${listing.buyers} buyers`}</span>
       </p>

@@ -38,7 +38,7 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
       updatePriceMicro?: bigint;
       description?: string;
       status?: 'draft' | 'published' | 'retired';
-      releases?: Array<{ version: string; verdict: 'pass' | 'fail' | 'pending' }>;
+      releases?: Array<{ version: string; verdict: 'pass' | 'fail' | 'pending'; flagged?: boolean }>;
     } = {},
   ) {
     t.clock.advance(60_000);
@@ -57,13 +57,18 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
       publishedAt: options.status === 'draft' ? null : now,
     }))!;
     for (const release of options.releases ?? [{ version: '1.0.0', verdict: 'pass' }]) {
-      await addRelease(row.id, release.version, release.verdict);
+      await addRelease(row.id, release.version, release.verdict, release.flagged);
     }
     announceListingChanged(row.owner, row.slug);
     return row;
   }
 
-  async function addRelease(listingId: string, version: string, verdict: 'pass' | 'fail' | 'pending') {
+  async function addRelease(
+    listingId: string,
+    version: string,
+    verdict: 'pass' | 'fail' | 'pending',
+    flagged = false,
+  ) {
     const sha = randomBytes(32).toString('hex');
     await insertRelease(t.ctx.database.db, {
       listingId,
@@ -79,6 +84,13 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
       verdict,
       priceMicro: 0n,
       updatePriceMicro: 0n,
+      // What the advisory re-check writes when later advisory data matches the release.
+      ...(flagged
+        ? {
+            advisoryFlag: { advisory_ids: ['GHSA-test'], findings: [] },
+            advisoryFlaggedAt: t.clock.now(),
+          }
+        : {}),
     });
   }
 
@@ -103,10 +115,13 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
     return html.slice(html.indexOf(`data-listing="${creator.handle}/${slug}"`)).split('</li>')[0]!;
   }
 
-  it('links the guides and shows the newest and the most bought, each with price, version, verdict and buyers', async () => {
+  it('links the guides and shows the newest and the most bought, each with price, version, verdict, advisory flag and buyers', async () => {
     const oldest = await listing('oldest-tool', { priceMicro: 0n });
     const middle = await listing('middle-tool', { priceMicro: 0n, updatePriceMicro: 1_000_000n });
-    await listing('newest-tool', { priceMicro: 1_234_567n });
+    await listing('newest-tool', {
+      priceMicro: 1_234_567n,
+      releases: [{ version: '1.0.0', verdict: 'pass', flagged: true }],
+    });
     // Buyers are wallets, not purchases: oldest-tool has three, middle-tool one (whose update is
     // a second purchase by the same wallet), newest-tool none.
     for (let i = 0; i < 3; i++) await claim('oldest-tool');
@@ -144,6 +159,9 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
     expect(entry(html, 'middle-tool')).toContain('1 buyer<');
     expect(entry(html, 'newest-tool')).toContain('$1.234567');
     expect(entry(html, 'newest-tool')).toContain('0 buyers');
+    // A release that advisories published after its scan match is shown flagged beside its verdict.
+    expect(entry(html, 'newest-tool')).toMatch(/class="badge bad"[^>]*>flagged</);
+    expect(oldestEntry).not.toContain('flagged');
   });
 
   it('never shows drafts, retired, unpriced, unreachable or never-passing listings, nor a failing newer release', async () => {
