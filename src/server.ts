@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { App } from './context.js';
+import { remoteUrl } from './git/repos.js';
 import { type SshServer, startSshServer } from './git/ssh-server.js';
 import { operations } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
@@ -33,7 +34,16 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
       app.log.warn({ err: error }, 'control socket unavailable; CLI commands will not reach this server');
     }
     runtime.ctx.pause.start();
-    app.log.info({ baseUrl: config.baseUrl, database: runtime.ctx.database.driver }, 'repo402 is up');
+    app.log.info(
+      {
+        http: address,
+        ssh: ssh.address,
+        baseUrl: config.baseUrl,
+        sshRemotes: remoteUrl(config, '<owner>', '<slug>'),
+        database: runtime.ctx.database.driver,
+      },
+      `repo402 is up: HTTP on ${address}, git over SSH on ${ssh.address}`,
+    );
     let closing: Promise<void> | undefined;
     const started = app;
     return {

@@ -11,6 +11,8 @@ const { Server, utils } = ssh2;
 
 export interface SshServer {
   port: number;
+  /** Where it listens, `host:port` (an IPv6 host in brackets). */
+  address: string;
   close(): Promise<void>;
 }
 
@@ -211,8 +213,10 @@ export async function startSshServer(
     });
   });
   listener.on('error', (error: Error) => log.error({ err: error }, 'ssh server error'));
+  const bound = listener.address() as AddressInfo;
   return {
-    port: (listener.address() as AddressInfo).port,
+    port: bound.port,
+    address: `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         listener.close(() => resolve());

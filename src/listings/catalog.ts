@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { type AnyColumn, and, desc, eq, ilike, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
 import type { PublicListing } from './public-listings.js';
@@ -99,4 +99,91 @@ export async function listLiveListings(db: Db, limit: number) {
     .where(and(eq(listings.status, 'published'), eq(releases.verdict, 'pass')))
     .orderBy(listings.id, desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(limit);
+}
+
+/** A listing on show (the home page): its version on sale, that release's verdict and advisory flag. */
+export interface ShownListing {
+  id: string;
+  owner: string;
+  slug: string;
+  description: string;
+  /** Never null: a listing without a price is not for sale. */
+  priceMicro: bigint;
+  updatePriceMicro: bigint;
+  version: string;
+  verdict: 'pending' | 'pass' | 'fail';
+  /** Set when advisories published after its scan match its dependencies (`advisory_flag`). */
+  advisoryFlaggedAt: Date | null;
+  /** What the query's `count` counted for this listing. */
+  count: number;
+}
+
+export interface ShowcaseQuery {
+  /** Words each shown listing has somewhere in `owner/slug` or its description, in any case. */
+  words: string[];
+  /** A count another domain keeps per listing (its buyers), as an expression of the listing's id. */
+  count: (listingId: AnyColumn) => SQL<number>;
+  /** Newest published first, or the highest `count` first (then newest). */
+  order: 'newest' | 'count';
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Listings on show, one page of them, in one query: published, priced, with a release that passes
+ * (the one on sale, by a lateral lookup on `releases_listing_order`), and a source still reachable
+ * (a listing whose repository is gone stays on sale to whoever finds it, but is not shown to
+ * newcomers). Each is one `/{owner}/{slug}` serves, so every link resolves. Newest first walks
+ * `listings_published_order` and stops after the page; by count, every listing on show is counted.
+ */
+export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<ShownListing[]> {
+  const onSale = db
+    .select({
+      version: releases.version,
+      verdict: releases.verdict,
+      advisoryFlaggedAt: releases.advisoryFlaggedAt,
+    })
+    .from(releases)
+    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass')))
+    .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
+    .limit(1)
+    .as('on_sale');
+  const text = sql`(${listings.owner} || '/' || ${listings.slug} || ' ' || ${listings.description})`;
+  const rows = await db
+    .select({
+      id: listings.id,
+      owner: listings.owner,
+      slug: listings.slug,
+      description: listings.description,
+      priceMicro: listings.priceMicro,
+      updatePriceMicro: listings.updatePriceMicro,
+      version: onSale.version,
+      verdict: onSale.verdict,
+      advisoryFlaggedAt: onSale.advisoryFlaggedAt,
+      count: query.count(listings.id).mapWith(Number).as('count'),
+    })
+    .from(listings)
+    .innerJoinLateral(onSale, sql`true`)
+    .where(
+      and(
+        eq(listings.status, 'published'),
+        isNotNull(listings.priceMicro),
+        ne(listings.sourceState, 'unreachable'),
+        ...query.words.map((word) => ilike(text, `%${likeEscaped(word)}%`)),
+      ),
+    )
+    .orderBy(
+      ...(query.order === 'count' ? [desc(sql`"count"`)] : []),
+      desc(listings.publishedAt),
+      desc(listings.id),
+    )
+    .limit(query.limit)
+    .offset(query.offset);
+  // The filter above leaves only priced listings.
+  return rows as ShownListing[];
+}
+
+/** `word` matched literally by LIKE: its wildcards and the escape character escaped. */
+function likeEscaped(word: string): string {
+  return word.replace(/[\\%_]/g, (char) => `\\${char}`);
 }

@@ -1,4 +1,18 @@
-import { type AnyColumn, and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import {
+  type AnyColumn,
+  and,
+  asc,
+  desc,
+  eq,
+  gt,
+  inArray,
+  isNull,
+  lt,
+  ne,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import { type Db, selectRows } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { entitlements, ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
@@ -184,6 +198,15 @@ export async function heldVersions(db: Db, wallet: string, listingId: string): P
     .from(entitlements)
     .where(and(eq(entitlements.wallet, wallet), eq(entitlements.listingId, listingId)));
   return rows.map((row) => row.version);
+}
+
+/**
+ * How many wallets acquired the listing whose id is `listingId` (a column of an outer query), paid
+ * or free: a wallet's first purchase of a listing is its `new` one, later ones are updates.
+ * Counted on `purchases_listing_buyers` alone.
+ */
+export function buyersOf(listingId: AnyColumn): SQL<number> {
+  return sql<number>`(select count(*) from ${purchases} where ${purchases.listingId} = ${listingId} and ${purchases.kind} = 'new')`;
 }
 
 /** Versions bought with `all_versions`: each entitles every later version too. */

@@ -12,8 +12,11 @@ import { AppError, errorBody, type Issue, isAppError } from './errors.js';
  */
 export function installErrorHandling(app: FastifyInstance, baseUrl: string, bodyLimitBytes: number): void {
   app.setNotFoundHandler((request) => {
+    const path = request.url.split('?')[0]!;
     throw new AppError('not_found', {
-      message: `No route for ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`,
+      message: `No route for ${request.method} ${path.slice(0, 200)}: this route does not exist${
+        path.startsWith('/api/') ? `; the API's routes are listed in ${baseUrl}/api/openapi.json` : ''
+      }`,
     });
   });
 

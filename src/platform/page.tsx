@@ -17,6 +17,21 @@ export interface PageOptions {
 
 export const STYLESHEET_PATH = '/static/site.css';
 
+/**
+ * The Content-Security-Policy of a server-rendered page: no script at all, its own stylesheet, and
+ * forms submitted only to itself when it has any (`forms`); `images` adds image sources.
+ */
+export function pageCsp({ forms = false, images = '' }: { forms?: boolean; images?: string } = {}): string {
+  return [
+    "default-src 'none'",
+    "style-src 'self'",
+    `img-src 'self'${images ? ` ${images}` : ''}`,
+    "base-uri 'none'",
+    `form-action ${forms ? "'self'" : "'none'"}`,
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
 export function renderPage({ title, description, path, baseUrl, children }: PageOptions): string {
   const html = renderToString(
     <html lang="en">
@@ -119,6 +134,20 @@ code.hash { word-break: break-all; }
 .badge + .badge { margin-left: 6px; }
 .readme { border: 1px solid var(--line); border-radius: 10px; padding: 4px 18px; overflow-x: auto; }
 details summary { cursor: pointer; color: var(--muted); }
+.guides { font-size: 17px; }
+.search { margin: 18px 0 8px; }
+.search label { display: block; font-weight: 600; margin-bottom: 4px; }
+.search-row { display: flex; gap: 8px; }
+.search input[type=search] { flex: 1; min-width: 0; font: inherit; padding: 7px 10px; border: 1px solid #94a3b8; border-radius: 8px; }
+.search button { font: inherit; font-weight: 600; padding: 7px 16px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; cursor: pointer; }
+.showcase { align-items: start; }
+.listings { list-style: none; padding: 0; margin: 0; }
+.listing { border-bottom: 1px solid var(--line); padding: 10px 0; }
+.listing h3 { margin: 0; font-size: 17px; overflow-wrap: anywhere; }
+.listing-description { margin: 2px 0 4px; overflow-wrap: anywhere; }
+.listing-facts { margin: 0; display: flex; flex-wrap: wrap; gap: 4px 14px; color: var(--muted); font-size: 14px; }
+.listing-facts .price { color: var(--ink); font-weight: 700; }
+.orders, .pages { display: flex; gap: 18px; flex-wrap: wrap; margin: 12px 0; }
 @media (max-width: 600px) {
   body { font-size: 15px; }
   h1 { font-size: 25px; }

@@ -1,8 +1,231 @@
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
+import { listingsOnShow, type ShownListingWithBuyers } from '../payments/buyers.js';
+import { offerFor } from '../payments/offer.js';
+import { cacheSlot } from '../platform/caches.js';
+import { onListingChanged } from '../platform/listing-events.js';
+import { pageCsp, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
+import { rateLimitConfig } from '../platform/rate-limit.js';
+import { singleLineText } from '../platform/text-fields.js';
+import { formatUsd } from '../platform/usd.js';
 import { API_CATALOG_LINK } from './catalog.js';
 
-function homePage(baseUrl: string): string {
+/**
+ * GET /: what the service is, the guides, and the listings on show: the newest and the most
+ * bought, or one ordered list with a search (`?q=`, `?sort=`, `?page=`). A plain GET form, rendered
+ * on the server; the page runs no script. A query that cannot be run gets a page saying why (400).
+ */
+
+/** Longest search text taken, in characters, and most words in it. */
+const SEARCH_MAX_LENGTH = 100;
+const SEARCH_MAX_WORDS = 8;
+/** Listings in each section of the home page, and on each page of a list. */
+const SECTION_ROWS = 8;
+const PAGE_ROWS = 20;
+/** Deepest page served: the catalogue is read by offset, so how far it goes is bounded. */
+const MAX_PAGE = 50;
+const DESCRIPTION_CHARS = 200;
+const HOME_CSP = pageCsp({ forms: true });
+
+type Order = 'newest' | 'most_bought';
+const ORDER_NAMES: Record<Order, string> = { newest: 'Newest', most_bought: 'Most bought' };
+
+/** What one request asks for: the home page, or one ordered (and maybe searched) list. */
+type View = { kind: 'home' } | { kind: 'list'; words: string[]; order: Order; page: number };
+
+const HomeQuery = z.object({
+  q: singleLineText()
+    .max(SEARCH_MAX_LENGTH)
+    .transform((q) => q.trim().split(/\s+/).filter(Boolean))
+    .refine((words) => words.length <= SEARCH_MAX_WORDS)
+    .optional(),
+  sort: z.enum(['newest', 'most_bought']).optional(),
+  page: z
+    .string()
+    .regex(/^[1-9][0-9]{0,5}$/)
+    .transform(Number)
+    .refine((page) => page <= MAX_PAGE)
+    .optional(),
+});
+
+/** What to change, for the person whose query could not be run. */
+const REFUSALS: Record<keyof z.input<typeof HomeQuery>, string> = {
+  q: `Search for plain text on one line: at most ${SEARCH_MAX_LENGTH} characters and ${SEARCH_MAX_WORDS} words.`,
+  sort: 'Sort by newest or most_bought.',
+  page: `Pages run from 1 to ${MAX_PAGE}.`,
+};
+
+/** The view asked for, or why it cannot be served. */
+function viewOf(query: unknown): View | { refused: string } {
+  const parsed = HomeQuery.safeParse(query);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path[0] as keyof typeof REFUSALS;
+    // Query values are strings; anything else is a parameter given more than once.
+    return { refused: issue.code === 'invalid_type' ? `Give ${field} once.` : REFUSALS[field] };
+  }
+  const { q = [], sort, page } = parsed.data;
+  if (q.length === 0 && !sort && !page) return { kind: 'home' };
+  return { kind: 'list', words: q, order: sort ?? 'newest', page: page ?? 1 };
+}
+
+/** The rendered pages by view, kept ten seconds (buyer counts move without a listing event) or until a listing changes. */
+const homeCache = cacheSlot((caches) => {
+  const cache = new LRUCache<string, string>({
+    maxSize: 8_000_000,
+    sizeCalculation: (html) => html.length,
+    ttl: 10_000,
+  });
+  caches.onClose(onListingChanged(() => cache.clear()));
+  return cache;
+});
+
+async function renderView(ctx: AppContext, view: View): Promise<string> {
+  const key = JSON.stringify(view);
+  const cache = ctx.caches.get(homeCache);
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const shown = (order: Order, words: string[], limit: number, offset = 0) =>
+    listingsOnShow(ctx.database.db, { order, words, limit, offset });
+  const html =
+    view.kind === 'home'
+      ? homePage(ctx.config.baseUrl, {
+          newest: await shown('newest', [], SECTION_ROWS),
+          mostBought: await shown('most_bought', [], SECTION_ROWS),
+        })
+      : listPage(
+          ctx.config.baseUrl,
+          view,
+          // One more than a page, to know whether there is a next one.
+          await shown(view.order, view.words, PAGE_ROWS + 1, (view.page - 1) * PAGE_ROWS),
+        );
+  cache.set(key, html);
+  return html;
+}
+
+export function registerHomeRoutes(app: App, ctx: AppContext): void {
+  app.get(
+    '/',
+    { schema: { hide: true }, config: rateLimitConfig(ctx.config, 'public') },
+    async (request, reply) => {
+      const view = viewOf(request.query);
+      reply
+        .header('link', API_CATALOG_LINK)
+        .header('content-security-policy', HOME_CSP)
+        .type('text/html; charset=utf-8');
+      if ('refused' in view) {
+        return reply
+          .code(400)
+          .header('cache-control', 'no-store')
+          .send(refusedPage(ctx.config.baseUrl, view.refused));
+      }
+      return reply.header('cache-control', 'public, max-age=60').send(await renderView(ctx, view));
+    },
+  );
+  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(SITE_CSS),
+  );
+}
+
+/** The list of listings in `order` matching `words`, at `page` (an empty search and page 1 left out). */
+function listHref(words: string[], order: Order, page = 1): string {
+  const params = new URLSearchParams();
+  if (words.length > 0) params.set('q', words.join(' '));
+  params.set('sort', order);
+  if (page > 1) params.set('page', String(page));
+  return `/?${params}`;
+}
+
+function SearchForm({ words = [], order }: { words?: string[]; order?: Order }) {
+  return (
+    <search>
+      <form class="search" method="get" action="/">
+        <label for="q">Search listings</label>
+        <div class="search-row">
+          <input
+            type="search"
+            id="q"
+            name="q"
+            value={words.join(' ')}
+            maxLength={SEARCH_MAX_LENGTH}
+            placeholder="name, owner or words from the description"
+          />
+          {order ? <input type="hidden" name="sort" value={order} /> : null}
+          <button type="submit">Search</button>
+        </div>
+      </form>
+    </search>
+  );
+}
+
+function ListingItem({ listing }: { listing: ShownListingWithBuyers }) {
+  const name = `${listing.owner}/${listing.slug}`;
+  const price = offerFor(listing, listing.version).amountMicro;
+  // By code point, so a cut never splits a character in two.
+  const chars = [...listing.description];
+  const description =
+    chars.length > DESCRIPTION_CHARS
+      ? `${chars.slice(0, DESCRIPTION_CHARS - 1).join('')}…`
+      : listing.description;
+  return (
+    <li class="listing" data-listing={name}>
+      <h3>
+        <a href={`/${name}`}>
+          <span class="muted">{listing.owner}/</span>
+          {listing.slug}
+        </a>
+      </h3>
+      <p class="listing-description">{description}</p>
+      <p class="listing-facts">
+        <span class="price" data-price-micro={String(price)}>
+          {price === 0n ? 'Free' : `$${formatUsd(price)}`}
+        </span>
+        <span>
+          version <code>{listing.version}</code>
+        </span>
+        <span>
+          scan <span class={`badge ${listing.verdict === 'pass' ? 'ok' : 'bad'}`}>{listing.verdict}</span>
+          {listing.advisoryFlaggedAt ? (
+            <span class="badge bad" title="Advisories published after its scan match its dependencies">
+              flagged
+            </span>
+          ) : null}
+        </span>
+        <span class="buyers">{listing.buyers === 1 ? '1 buyer' : `${listing.buyers} buyers`}</span>
+      </p>
+    </li>
+  );
+}
+
+function ListingList({ listings, empty }: { listings: ShownListingWithBuyers[]; empty: string }) {
+  if (listings.length === 0) return <p class="muted">{empty}</p>;
+  return (
+    <ol class="listings">
+      {listings.map((listing) => (
+        <ListingItem listing={listing} />
+      ))}
+    </ol>
+  );
+}
+
+function Guides() {
+  return (
+    <p class="guides">
+      New here? <a href="/docs/buying">How to buy</a> (by hand, with an agent, or over MCP) ·{' '}
+      <a href="/docs/selling">How to sell</a> your repository
+    </p>
+  );
+}
+
+function homePage(
+  baseUrl: string,
+  shown: { newest: ShownListingWithBuyers[]; mostBought: ShownListingWithBuyers[] },
+): string {
+  const sections = [
+    { id: 'newest', order: 'newest' as const, listings: shown.newest },
+    { id: 'most-bought', order: 'most_bought' as const, listings: shown.mostBought },
+  ];
   return renderPage({
     title: 'repo402',
     description: 'Private git repositories sold as versioned, scanned zip artifacts over HTTP 402.',
@@ -16,12 +239,30 @@ function homePage(baseUrl: string): string {
           snapshotted, analysed, scanned and logged publicly. Buyers, people or agents with a wallet, pay in
           USDC and download a zip; what they own they re-fetch free, forever.
         </p>
+        <Guides />
+        <SearchForm />
+        <div class="grid showcase">
+          {sections.map((section) => (
+            <section id={section.id} aria-labelledby={`${section.id}-title`}>
+              <h2 id={`${section.id}-title`}>{ORDER_NAMES[section.order]}</h2>
+              <ListingList listings={section.listings} empty="Nothing is on sale yet." />
+              {section.listings.length > 0 ? (
+                <p>
+                  <a href={listHref([], section.order)}>
+                    All listings, {ORDER_NAMES[section.order].toLowerCase()} first
+                  </a>
+                </p>
+              ) : null}
+            </section>
+          ))}
+        </div>
         <div class="grid">
           <div class="card">
             <h3>Buy with an agent</h3>
             <p>
               Request a listing's resource, get a <code>402</code> with the exact USDC authorization to sign,
-              repeat the request with <code>PAYMENT-SIGNATURE</code>, receive a 5-minute download URL.
+              repeat the request with <code>PAYMENT-SIGNATURE</code>, receive a 5-minute download URL.{' '}
+              <a href="/docs/buying">How to buy</a>.
             </p>
             <p>
               MCP server: <code>{`${baseUrl}/api/mcp`}</code>
@@ -57,16 +298,69 @@ function homePage(baseUrl: string): string {
   });
 }
 
-export function registerHomeRoutes(app: App, ctx: AppContext): void {
-  const html = homePage(ctx.config.baseUrl);
-  app.get('/', { schema: { hide: true } }, async (_request, reply) =>
-    reply
-      .header('link', API_CATALOG_LINK)
-      .header('cache-control', 'public, max-age=60')
-      .type('text/html; charset=utf-8')
-      .send(html),
-  );
-  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(SITE_CSS),
-  );
+function listPage(
+  baseUrl: string,
+  view: Extract<View, { kind: 'list' }>,
+  rows: ShownListingWithBuyers[],
+): string {
+  const { words, order, page } = view;
+  const search = words.join(' ');
+  const title = search ? `Listings matching “${search}”` : 'Listings';
+  return renderPage({
+    title,
+    path: listHref(words, order, page),
+    baseUrl,
+    children: (
+      <>
+        <h1>{title}</h1>
+        <Guides />
+        <SearchForm words={words} order={order} />
+        <nav class="orders" aria-label="Order">
+          {(['newest', 'most_bought'] as const).map((option) =>
+            option === order ? (
+              <strong aria-current="page">{ORDER_NAMES[option]} first</strong>
+            ) : (
+              <a href={listHref(words, option)}>{ORDER_NAMES[option]} first</a>
+            ),
+          )}
+        </nav>
+        <ListingList
+          listings={rows.slice(0, PAGE_ROWS)}
+          empty={
+            page > 1
+              ? 'No more listings.'
+              : search
+                ? `No listing on sale matches “${search}”.`
+                : 'Nothing is on sale yet.'
+          }
+        />
+        <nav class="pages" aria-label="Pages">
+          {page > 1 ? <a href={listHref(words, order, page - 1)}>Previous page</a> : null}
+          {rows.length > PAGE_ROWS && page < MAX_PAGE ? (
+            <a href={listHref(words, order, page + 1)}>Next page</a>
+          ) : null}
+        </nav>
+      </>
+    ),
+  });
+}
+
+function refusedPage(baseUrl: string, reason: string): string {
+  return renderPage({
+    title: 'Search not run',
+    path: '/',
+    baseUrl,
+    children: (
+      <>
+        <h1>That search could not be run</h1>
+        <p class="notice" id="refused">
+          {reason}
+        </p>
+        <SearchForm />
+        <p>
+          <a href="/">Back to the home page</a>
+        </p>
+      </>
+    ),
+  });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { isReservedHandle } from '../identity/handles.js';
 import { errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { findManifest, type ManifestView } from './manifest.js';
@@ -15,6 +16,9 @@ export interface ListingDocument {
 }
 
 export function registerListingDocument(app: App, ctx: AppContext, document: ListingDocument): void {
+  // At the root, `/{owner}/{slug}` shares its first segment with the service's own paths (`/api`,
+  // `/docs`): no handle can be one of those, so such a path is a route that does not exist.
+  const atRoot = document.path.startsWith('/:owner/');
   app.get(
     document.path,
     {
@@ -30,6 +34,7 @@ export function registerListingDocument(app: App, ctx: AppContext, document: Lis
       config: rateLimitConfig(ctx.config, 'public'),
     },
     async (request, reply) => {
+      if (atRoot && isReservedHandle(request.params.owner)) return reply.callNotFound();
       const body = await document.render(await findManifest(ctx, request.params.owner, request.params.slug));
       return reply
         .headers(document.headers ?? {})

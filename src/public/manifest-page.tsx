@@ -1,6 +1,6 @@
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
-import { renderPage } from '../platform/page.js';
+import { pageCsp, renderPage } from '../platform/page.js';
 import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
 import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
@@ -17,8 +17,8 @@ import { SKILL_PATH } from './skill.js';
  * page as a second wall should anything slip through.
  */
 
-const PAGE_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// A README may show images from anywhere; nothing else is loaded from outside.
+const PAGE_CSP = pageCsp({ images: 'https: data:' });
 const TREE_ROWS = 300;
 /** `computed.warnings` in words: what the scan could not check. */
 const WARNING_WORDS: Record<string, string> = {

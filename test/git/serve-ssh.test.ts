@@ -16,11 +16,18 @@ describe('repo402 serve', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('starts the SSH server with host keys kept in DATA_DIR, the same across restarts', async () => {
+  it('starts the SSH server with host keys kept in DATA_DIR, the same across restarts; the start-up log names both addresses', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-serve-'));
     const sshPort = await freePort();
     const env = { DATA_DIR: dataDir, SSH_PORT: String(sshPort), SSH_LISTEN_HOST: '127.0.0.1' };
     server = await startServerProcess(env);
+    // One line tells the operator where HTTP and git over SSH listen (it may follow the first answer).
+    const upLine = () =>
+      server!
+        .logs()
+        .split('\n')
+        .find((line) => line.includes('repo402 is up')) ?? '';
+    await expect.poll(upLine).toContain(`HTTP on ${server.url}, git over SSH on 127.0.0.1:${sshPort}`);
     // What a real ssh client records on first connection, one host-key algorithm at a time.
     const scan = async () => {
       const keys: string[] = [];

@@ -18,9 +18,9 @@ import {
 
 /**
  * One price for one buyer wherever it is shown: version status (HTTP and MCP `check_version`), the
- * 402 or grant (HTTP and MCP `purchase`), and the listed prices (label, MCP `how_to_buy`). Each
- * caller is asked on its own and compared with the case's expected kind and amount, so a caller
- * that priced on its own would fail here.
+ * 402 or grant (HTTP and MCP `purchase`), and the listed prices (label, MCP `how_to_buy`, the home
+ * page's listings). Each caller is asked on its own and compared with the case's expected kind and
+ * amount, so a caller that priced on its own would fail here.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: wire bodies are read field by field
@@ -33,7 +33,7 @@ interface Seen {
   amount: string | null;
 }
 
-describe('the offer agrees across version status, the 402, the MCP tools, the label and discovery', () => {
+describe('the offer agrees across version status, the 402, the MCP tools, the label, discovery and the home page', () => {
   let t: PaymentsTestApp;
   let client: Client;
 
@@ -106,7 +106,10 @@ describe('the offer agrees across version status, the 402, the MCP tools, the la
     const item = discovery.items.find(
       (entry: Body) => entry.metadata.channel === `${fixture.owner}/${fixture.slug}`,
     );
+    const channel = `${fixture.owner}/${fixture.slug}`;
+    const home = (await t.app.inject({ url: `/?q=${channel}` })).body;
     return {
+      home: new RegExp(`data-listing="${channel}"[^]*?data-price-micro="([0-9]+)"`).exec(home)?.[1],
       discovery: { price: item.accepts[0].amount, update: item.metadata.update_price_micro },
       label: prices((await t.app.inject({ url: `/api/label/${fixture.owner}/${fixture.slug}` })).json()),
       howToBuy: prices(await tool('how_to_buy', names)),
@@ -131,6 +134,7 @@ describe('the offer agrees across version status, the 402, the MCP tools, the la
     });
     const anonymous = await listedBy(fixture);
     expect(anonymous).toEqual({
+      home: listed.price,
       discovery: listed,
       label: listed,
       howToBuy: listed,

@@ -2,10 +2,10 @@ import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, seriousAxeViolations } from '../support/browser.js';
 import { PAGE_COMPUTED, PAGE_SCAN, publishedListingFixture } from '../support/listings.js';
 
 const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
@@ -48,6 +48,67 @@ describe('pages in a real browser', () => {
       await page.close();
     });
   }
+
+  it("finds a listing with the home page's search form, without any script, and opens its page", async () => {
+    const f = await publishedListingFixture(t, {
+      priceMicro: 4_250_000n,
+      description:
+        'Searchable widget <script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">',
+    });
+    const entry = (page: Page) => page.locator(`[data-listing="${f.owner}/${f.slug}"]`).first();
+    // The guides and the search work for a reader whose browser runs no script at all.
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${base}/`);
+    await page.getByRole('link', { name: 'How to buy' }).first().waitFor();
+    await page.getByRole('link', { name: 'How to sell' }).first().waitFor();
+    await page.getByRole('searchbox', { name: 'Search listings' }).fill('searchable WIDGET');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(`${base}/?q=searchable+WIDGET`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+      'Listings matching “searchable WIDGET”',
+    );
+    expect(await entry(page).locator('.price').textContent()).toBe('$4.25');
+    expect(await entry(page).locator('.badge').textContent()).toBe('pass');
+    // The markup in the description is text on the page, not elements.
+    expect(await entry(page).locator('.listing-description').textContent()).toContain('<script>');
+    expect(await entry(page).locator('script, img').count()).toBe(0);
+    await entry(page)
+      .getByRole('link', { name: `${f.owner}/${f.slug}` })
+      .click();
+    await page.waitForURL(`${base}/${f.owner}/${f.slug}`);
+    expect(await page.locator('h1').first().textContent()).toBe(f.slug);
+    await context.close();
+
+    // With script on: nothing from the listing runs, and both views pass axe at both widths.
+    const scripted = await browser.newPage();
+    const messages: string[] = [];
+    scripted.on('console', (message) => messages.push(message.text()));
+    for (const [name, url] of [
+      ['home', '/'],
+      ['search', '/?q=searchable'],
+    ] as const) {
+      await scripted.goto(`${base}${url}`);
+      await entry(scripted).waitFor();
+      for (const width of [1280, 375]) {
+        await scripted.setViewportSize({ width, height: 900 });
+        await scripted.screenshot({
+          path: path.join(SCREENSHOTS, `${name}-listings-${width}.png`),
+          fullPage: true,
+        });
+        const overflow = await scripted.evaluate(
+          () => document.documentElement.scrollWidth - window.innerWidth,
+        );
+        expect(overflow, `${url} at ${width}px`).toBeLessThanOrEqual(0);
+        expect(await seriousAxeViolations(scripted), `${url} at ${width}px`).toEqual([]);
+      }
+    }
+    expect(
+      await scripted.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+    ).toBeUndefined();
+    expect(messages.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
+    await scripted.close();
+  });
 
   it('follows an error anchor from docs_url to its section', async () => {
     const page = await browser.newPage();

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,12 +17,11 @@ import { bearer, newInvite, newWallet, signedChallenge } from '../identity/suppo
 import { type SshKey, sshKeygen } from '../listings/support.js';
 import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../payments/support.js';
 import { commitFile, workRepo } from '../releases/support.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, seriousAxeViolations } from '../support/browser.js';
 import { freePort } from '../support/process.js';
 
 const exec = promisify(execFile);
 const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
-const AXE_SOURCE = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [1280, 375] as const;
 
 /**
@@ -150,23 +148,13 @@ describe('the creator web app, end to end in a real browser', () => {
    * horizontal overflow and no serious or critical axe-core violation.
    */
   async function checkPage(name: string) {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(await AXE_SOURCE);
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       await page.waitForTimeout(50);
       await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
-      const violations = await page.evaluate(async () => {
-        const axe = (window as unknown as { axe: typeof import('axe-core') }).axe;
-        const result = await axe.run(document, { resultTypes: ['violations'] });
-        return result.violations
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map(
-            (v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-          );
-      });
-      expect(violations, `${name} at ${width}px`).toEqual([]);
+      expect(await seriousAxeViolations(page), `${name} at ${width}px`).toEqual([]);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   }

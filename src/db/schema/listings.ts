@@ -61,6 +61,10 @@ export const listings = pgTable(
   (table) => [
     uniqueIndex('listings_owner_slug').on(table.owner, table.slug),
     index('listings_creator_created').on(table.creatorId, table.createdAt, table.id),
+    /** Listings on sale, newest published first (the home page reads a page of them at a time). */
+    index('listings_published_order')
+      .on(table.publishedAt, table.id)
+      .where(sql`${table.status} = 'published'`),
     // One repository backs at most one live listing.
     uniqueIndex('listings_github_repo_live')
       .on(table.githubRepoId)

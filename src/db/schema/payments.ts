@@ -109,6 +109,8 @@ export const purchases = pgTable(
     index('purchases_wallet_listing').on(table.wallet, table.listingId),
     /** One listing's sales, newest first (`?listing_id=`). */
     index('purchases_listing_page').on(table.listingId, table.createdAt, table.id),
+    /** A listing's buyers (a wallet's first purchase of a listing is its one `new`), counted from the index alone. */
+    index('purchases_listing_buyers').on(table.listingId).where(sql`${table.kind} = 'new'`),
   ],
 );
 

@@ -1,0 +1,2 @@
+CREATE INDEX "listings_published_order" ON "listings" USING btree ("published_at","id") WHERE "listings"."status" = 'published';--> statement-breakpoint
+CREATE INDEX "purchases_listing_buyers" ON "purchases" USING btree ("listing_id") WHERE "purchases"."kind" = 'new';
