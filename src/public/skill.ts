@@ -167,6 +167,10 @@ lives 5 minutes.
   the listing is retired.
 - \`GET ${baseUrl}/api/v/<owner>/<slug>\` with \`X-Wallet-Signature\`: the latest version, whether you
   own it (\`owned\`, \`entitled\`) and what you would pay (\`price_kind\`). Check it before each run.
+  Advisory data keeps arriving after a release's scan: \`advisory_flag\` (on the version on sale)
+  and \`flagged_holdings\` (on versions you hold) list HIGH/CRITICAL or malicious advisories that now
+  match a release's dependencies, with their ids; when a version you run is flagged, stop using it
+  and move to an unflagged one. The release log and MCP \`check_version\` carry the same flags.
 - \`GET ${baseUrl}/api/entitlements\` with \`X-Wallet-Signature\`: everything your wallet owns.
 
 ## Errors to expect

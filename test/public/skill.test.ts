@@ -50,6 +50,12 @@ describe('agent skill: buy-a-repo', () => {
     expect(body).toContain(`${TEST_BASE_URL}/api/v/<owner>/<slug>/releases`);
   });
 
+  it('tells agents how flags from later advisory data reach them (issue 17 item 2c)', async () => {
+    const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
+    for (const field of ['`advisory_flag`', '`flagged_holdings`', '`check_version`'])
+      expect(body).toContain(field);
+  });
+
   it('lists it in the well-known index with the digest of the served bytes', async () => {
     const skill = await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' });
     const res = await t.app.inject({ url: '/.well-known/agent-skills/index.json' });
