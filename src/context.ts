@@ -11,6 +11,7 @@ import type { BlobStore } from './platform/blobs.js';
 import type { Caches } from './platform/caches.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
+import type { ListingEvents } from './platform/listing-events.js';
 import type { PauseSwitch } from './platform/pause.js';
 import type { ReleaseInspector } from './releases/inspection/inspector.js';
 
@@ -40,6 +41,8 @@ export interface AppDeps {
   payments?: Promise<PaymentRail>;
   /** Documents cached for this app (its base URL, its database); never shared with another app in the process. */
   caches: Caches;
+  /** Announces a listing's public change to every cache, in this process and (PostgreSQL) the others. */
+  listingEvents: ListingEvents;
   /** The GitHub App behind `source: github` listings, when one is configured (GITHUB_APP_ID…). */
   github?: GitHubClient;
   /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.js';
@@ -15,6 +16,7 @@ import { Caches } from './platform/caches.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { checkComplianceConfig } from './platform/compliance.js';
 import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
+import { ListingEvents } from './platform/listing-events.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
@@ -58,18 +60,22 @@ export async function createContext(config: Config, options: ContextOptions = {}
   }
   const log = createLogger(config.logLevel, options.logDestination);
   const database = options.database ?? (await openDatabase(config));
-  const caches = new Caches();
+  const listingEvents = new ListingEvents();
+  const caches = new Caches(listingEvents);
+  let stopListening: (() => Promise<void>) | undefined;
   let redis: Redis | undefined;
   let jobs: JobQueue<AppContext> | undefined;
   let pause: PauseSwitch | undefined;
   const close = async () => {
     pause?.stop();
     await jobs?.stop(config.shutdownTimeoutMs);
+    await stopListening?.();
     caches.close();
     redis?.disconnect();
     await database.close();
   };
   try {
+    stopListening = await shareListingChanges(database, listingEvents, log);
     pause = new PauseSwitch(database.db, config.paused);
     await pause.refresh();
     const appSecret =
@@ -106,6 +112,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       chainClient,
       blobs: await openBlobStore(config),
       caches,
+      listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
     };
@@ -120,6 +127,30 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await close();
     throw error;
   }
+}
+
+const LISTING_CHANGES = 'repo402_listing_changed';
+
+/**
+ * Listing changes travel between processes on one PostgreSQL database as `NOTIFY`: sent when this
+ * process announces one, heard from every other (ListingEvents). PGlite serves one process.
+ */
+async function shareListingChanges(
+  database: Database,
+  events: ListingEvents,
+  log: FastifyBaseLogger,
+): Promise<(() => Promise<void>) | undefined> {
+  if (database.driver !== 'postgres') return undefined;
+  const stop = await database.listen(LISTING_CHANGES, (payload) => events.deliver(payload));
+  events.connect({
+    publish(payload) {
+      database.query('select pg_notify($1, $2)', [LISTING_CHANGES, payload]).catch((err: unknown) => {
+        // Other processes then serve the previous document until their caches expire (one second).
+        log.warn({ err }, 'could not tell other processes of a listing change');
+      });
+    },
+  });
+  return stop;
 }
 
 async function openDatabase(config: Config): Promise<Database> {

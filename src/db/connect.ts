@@ -42,6 +42,12 @@ export interface Database {
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
   /** True when the database answers `select 1` within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>;
+  /**
+   * Delivers `NOTIFY channel` payloads from every process on this database until the returned
+   * function is called; `'all'` after a lost connection is back, as notices may have been missed.
+   * PGlite has one process by construction: there is nobody else to hear from.
+   */
+  listen(channel: string, onNotice: (payload: string | 'all') => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -93,6 +99,7 @@ async function connectPostgres(url: string, poolSize: number): Promise<Database>
       }
     },
     ping: (timeoutMs) => ping(() => pool.query('select 1'), timeoutMs),
+    listen: (channel, onNotice) => listenPostgres(url, channel, onNotice),
     async close() {
       if (closed) return;
       closed = true;
@@ -166,12 +173,54 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       return run;
     },
     ping: (timeoutMs) => (closed ? Promise.resolve(false) : ping(() => client.query('select 1'), timeoutMs)),
+    listen: async () => async () => {},
     async close() {
       if (closed) return;
       closed = true;
       await client.close();
       await release?.();
     },
+  };
+}
+
+/** A connection of its own that LISTENs, and comes back (every second) when it is lost. */
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onNotice: (payload: string | 'all') => void,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const open = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotice(message.payload ?? 'all');
+    });
+    next.on('error', () => {});
+    next.on('end', () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      retry = setTimeout(reopen, 1000);
+    });
+    await next.connect();
+    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    client = next;
+  };
+  const reopen = () => {
+    if (stopped) return;
+    open().then(
+      () => onNotice('all'),
+      () => {
+        retry = setTimeout(reopen, 1000);
+      },
+    );
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }
 

@@ -8,7 +8,6 @@ import { GitHubAccessError, type RepoRef } from '../github/client.js';
 import { lockCreator } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
-import { announceListingChanged } from '../platform/listing-events.js';
 import {
   countDrafts,
   findListingById,
@@ -195,7 +194,7 @@ export async function markSourceState(
     if (moved.has(listing.id)) {
       ctx.log.info({ listingId: listing.id, state, reason }, 'listing source state changed');
     }
-    if (changed(listing.id)) announceListingChanged(listing.owner, listing.slug);
+    if (changed(listing.id)) ctx.listingEvents.announce(listing.owner, listing.slug);
   }
   return (await sourceStatesOf(db, ids)).map((row) => ({ ...row, changed: changed(row.id) }));
 }
@@ -260,7 +259,7 @@ export async function updateOwnListing(
   const updated = await updateListing(ctx.database.db, id, fields);
   // Retired between the read and the write.
   if (!updated) throw retiredError();
-  announceListingChanged(updated.owner, updated.slug);
+  ctx.listingEvents.announce(updated.owner, updated.slug);
   return updated;
 }
 
@@ -269,7 +268,7 @@ export async function retireOwnListing(ctx: AppContext, creatorId: string, id: s
   const listing = await liveOwnedListing(ctx.database.db, creatorId, id);
   const retired = await updateListing(ctx.database.db, id, { status: 'retired', retiredAt: ctx.clock.now() });
   if (!retired) throw retiredError();
-  announceListingChanged(retired.owner, retired.slug);
+  ctx.listingEvents.announce(retired.owner, retired.slug);
   if (listing.source === 'hosted') {
     // Pushes are refused for retired listings by the SSH server (it reads the status); the marker
     // only tells an operator why, so a repository that is missing or unwritable does not undo

@@ -235,7 +235,7 @@ const purchase = defineTool(
       source: 'mcp',
       country: caller.country,
     });
-    const body: object = result.status === 'granted' ? result.grant : result.paymentRequired;
+    const body: object = result.status === 'granted' ? result.grant : result.paymentRequired.body;
     const challenge =
       result.status === 'payment_required' && args.wallet_signature === undefined && args.address
         ? { wallet_challenge: await walletChallenge(ctx, args.address) }

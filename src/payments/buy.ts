@@ -4,16 +4,17 @@ import { type Address, type Hex, type PublicClient, verifyTypedData } from 'viem
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
+import { listingCacheSlot } from '../platform/caches.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
-import { latestPassingRelease, publishedRelease, type Release, updateOffer } from '../releases/service.js';
+import { publishedRelease, type Release, updateOffer } from '../releases/service.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
 import { holdingOf } from './holdings.js';
-import { findListingForSale } from './listing.js';
-import { type Offer, offerFor, type PricedListing, pricedListing } from './offer.js';
+import { cachedSaleHead, readSaleHead } from './listing.js';
+import { type Offer, offerFor, type PricedListing } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
 import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
@@ -61,20 +62,45 @@ export interface BuyRequest {
 
 export type BuyResult =
   | { status: 'granted'; grant: Grant; paymentResponse?: SettleResponse }
-  | { status: 'payment_required'; paymentRequired: PaymentRequiredBody };
+  | { status: 'payment_required'; paymentRequired: PaymentRequiredResponse };
+
+/** A 402 answer serialised once: its body, the same JSON as text, and the `PAYMENT-REQUIRED` header. */
+export interface PaymentRequiredResponse {
+  body: PaymentRequiredBody;
+  json: string;
+  header: string;
+}
+
+function paymentRequiredResponse(body: PaymentRequiredBody): PaymentRequiredResponse {
+  const json = JSON.stringify(body);
+  return { body, json, header: Buffer.from(json, 'utf8').toString('base64') };
+}
+
+/**
+ * The new-buyer 402 of a listing, the same for every anonymous caller: built once a second at
+ * most (its quote then has at least 299 of its 300 seconds left) and dropped with the listing's
+ * cached head, so a changed price is never quoted by this process after the change.
+ */
+const anonymousOffers = listingCacheSlot<PaymentRequiredResponse>({
+  max: 10_000,
+  ttlMs: 1000,
+  keyedByListing: true,
+});
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
   assertCountryAllowed(ctx.config.compliance, request.country);
-  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
-  if (!listing) throw notFound();
-  const release = await latestPassingRelease(ctx.database.db, listing.id);
-  if (!release) throw notFound();
-  const rail = await paymentRail(ctx);
-
   // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
   // is not read (nor used up): x402 clients resend the first request's headers with the payment.
-  if (request.paymentSignature !== undefined) {
-    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature), request);
+  // A payment decides on the listing as it is now; the 402 path reads the cached head.
+  const paying = request.paymentSignature !== undefined;
+  const head = paying
+    ? await readSaleHead(ctx.database.db, request.owner, request.slug)
+    : await cachedSaleHead(ctx, request.owner, request.slug);
+  if (!head) throw notFound();
+  const { listing, release } = head;
+  const rail = await paymentRail(ctx);
+  if (paying) {
+    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature!), request);
   }
   const wallet =
     request.walletSignature === undefined
@@ -88,9 +114,14 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
   }
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
+  const build = async () => paymentRequiredResponse(await paymentRequired(ctx, rail, offer, request.source));
   return {
     status: 'payment_required',
-    paymentRequired: await paymentRequired(ctx, rail, offer, request.source),
+    paymentRequired: wallet
+      ? await build()
+      : await ctx.caches
+          .get(anonymousOffers)
+          .get(`${listing.owner}/${listing.slug}\n${request.source}`, build),
   };
 }
 

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { requestCountry } from '../platform/compliance.js';
 import { ErrorSchema, errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
+import { sendJsonText, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { creatorPaymentRoutes } from './creator-routes.js';
-import { encodeHeaderJson } from './payment-required.js';
 import {
   BuyHeaders,
   DownloadParams,
@@ -17,7 +17,14 @@ import {
   VersionStatusSchema,
   WalletHeaders,
 } from './schemas.js';
-import { buyLatest, fetchOwnedVersion, listEntitlements, openDownload, versionStatus } from './service.js';
+import {
+  buyLatest,
+  fetchOwnedVersion,
+  listEntitlements,
+  openDownload,
+  publicVersionStatus,
+  versionStatus,
+} from './service.js';
 
 /**
  * The payments routes, one plugin registered under `/api`. The buyer's: buy, re-fetch, version
@@ -74,8 +81,9 @@ export function paymentRoutes(ctx: AppContext) {
         });
         reply.header('cache-control', 'no-store');
         if (result.status === 'payment_required') {
-          reply.code(402).header('payment-required', encodeHeaderJson(result.paymentRequired));
-          return result.paymentRequired as unknown as z.infer<typeof PaymentRequiredSchema>;
+          // Serialised once by the service (and, for anonymous callers, shared for up to a second).
+          reply.code(402).header('payment-required', result.paymentRequired.header);
+          return sendJsonText(reply, result.paymentRequired.json);
         }
         if (result.paymentResponse) {
           reply.header('payment-response', encodePaymentResponseHeader(result.paymentResponse));
@@ -137,12 +145,14 @@ export function paymentRoutes(ctx: AppContext) {
       },
       async (request, reply) => {
         const walletSignature = request.headers['x-wallet-signature'];
-        const status = await versionStatus(ctx, { ...request.params, walletSignature });
+        reply.header('vary', 'X-Wallet-Signature');
         // Wallet-aware answers are the caller's own; the anonymous one may be cached briefly.
-        reply
-          .header('cache-control', walletSignature === undefined ? 'public, max-age=30' : 'private, no-store')
-          .header('vary', 'X-Wallet-Signature');
-        return status;
+        if (walletSignature === undefined) {
+          const { doc } = await publicVersionStatus(ctx, request.params.owner, request.params.slug);
+          return sendPrebuilt(request, reply, doc, 'public, max-age=30');
+        }
+        reply.header('cache-control', 'private, no-store');
+        return versionStatus(ctx, { ...request.params, walletSignature });
       },
     );
 

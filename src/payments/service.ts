@@ -3,17 +3,19 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import { listingById, listingNamesById } from '../listings/service.js';
+import { listingCacheSlot } from '../platform/caches.js';
 import { assertCountryAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
+import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import { flaggedVersions } from '../releases/advisory-flags.js';
-import { latestPassingRelease, openArtifact, publishedRelease, updateOffer } from '../releases/service.js';
+import { openArtifact, publishedRelease, updateOffer } from '../releases/service.js';
 import { withAdvisoryFlag } from '../releases/views.js';
 import { grantFor, readDownloadToken } from './grants.js';
 import { holdingOf, isEntitled } from './holdings.js';
-import { findListingForSale } from './listing.js';
-import { offerFor, pricedListing, priceKind } from './offer.js';
+import { cachedSaleHead, findListingForSale } from './listing.js';
+import { offerFor, priceKind } from './offer.js';
 import { resourceUrl } from './payment-required.js';
 import { type Entitlements, type Grant, ScanCountsSchema, type VersionStatus } from './schemas.js';
 import { entitlementPage } from './store.js';
@@ -61,32 +63,11 @@ export async function versionStatus(
   ctx: AppContext,
   request: { owner: string; slug: string; walletSignature: string | undefined },
 ): Promise<VersionStatus> {
-  const listing = pricedListing(await findListingForSale(ctx.database.db, request.owner, request.slug));
-  const release = listing && (await latestPassingRelease(ctx.database.db, listing.id));
-  if (!listing || !release) throw new AppError('not_found');
-  const wallet =
-    request.walletSignature === undefined
-      ? undefined
-      : await verifyWalletSignatureHeader(ctx, request.walletSignature);
-  const counts = ScanCountsSchema.safeParse((release.scan as { counts?: unknown } | null)?.counts);
-  const listed = offerFor(listing, release.version);
-  const status: VersionStatus = {
-    owner: listing.owner,
-    slug: listing.slug,
-    status: listing.status,
-    for_sale: listing.status === 'published',
-    version: release.version,
-    tag: release.tag,
-    artifact_sha256: release.artifactSha256,
-    published_at: release.publishedAt.toISOString(),
-    price_micro: formatMicroUsdc(listed.amountMicro),
-    update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
-    resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
-    release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
-    ...(counts.success ? { scan: counts.data } : {}),
-    ...withAdvisoryFlag(release),
-  };
-  if (!wallet) return status;
+  const { status } = await publicVersionStatus(ctx, request.owner, request.slug);
+  if (request.walletSignature === undefined) return status;
+  const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  const head = (await cachedSaleHead(ctx, request.owner, request.slug))!;
+  const { listing, release } = head;
   const holding = await holdingOf(ctx.database.db, wallet, listing.id);
   const flagged = await flaggedVersions(ctx.database.db, listing.id, holding.versions);
   const offer = offerFor(listing, release.version, holding);
@@ -104,6 +85,45 @@ export async function versionStatus(
       ? { update: { from: offer.fromVersion!, to: offer.version, ...update } }
       : {}),
   };
+}
+
+/** The version status every anonymous caller sees, serialised once per listing head. */
+const publicStatuses = listingCacheSlot<{ status: VersionStatus; doc: Prebuilt }>({
+  max: 10_000,
+  ttlMs: 1000,
+  keyedByListing: true,
+});
+
+/** The anonymous version status and its prebuilt body; `404 not_found` without a release on sale. */
+export async function publicVersionStatus(
+  ctx: AppContext,
+  owner: string,
+  slug: string,
+): Promise<{ status: VersionStatus; doc: Prebuilt }> {
+  return ctx.caches.get(publicStatuses).get(`${owner}/${slug}`, async () => {
+    const head = await cachedSaleHead(ctx, owner, slug);
+    if (!head) throw new AppError('not_found');
+    const { listing, release } = head;
+    const counts = ScanCountsSchema.safeParse((release.scan as { counts?: unknown } | null)?.counts);
+    const listed = offerFor(listing, release.version);
+    const status: VersionStatus = {
+      owner: listing.owner,
+      slug: listing.slug,
+      status: listing.status,
+      for_sale: listing.status === 'published',
+      version: release.version,
+      tag: release.tag,
+      artifact_sha256: release.artifactSha256,
+      published_at: release.publishedAt.toISOString(),
+      price_micro: formatMicroUsdc(listed.amountMicro),
+      update_price_micro: formatMicroUsdc(listed.updatePriceMicro),
+      resource_endpoint: resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
+      release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
+      ...(counts.success ? { scan: counts.data } : {}),
+      ...withAdvisoryFlag(release),
+    };
+    return { status, doc: prebuilt(status) };
+  });
 }
 
 const ENTITLEMENTS_PAGE_SIZE = 50;

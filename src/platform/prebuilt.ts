@@ -34,3 +34,8 @@ export function sendPrebuilt(
   if (matchesIfNoneMatch(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
   return reply.type(doc.contentType).send(doc.body);
 }
+
+/** Sends JSON the service serialised itself (a string is sent as it is, without the route's serializer). */
+export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}

@@ -4,7 +4,6 @@ import type { App, AppContext } from '../context.js';
 import { listingsOnShow, type ShownListingWithBuyers } from '../payments/buyers.js';
 import { offerFor } from '../payments/offer.js';
 import { cacheSlot } from '../platform/caches.js';
-import { onListingChanged } from '../platform/listing-events.js';
 import { pageCsp, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { singleLineText } from '../platform/text-fields.js';
@@ -77,7 +76,7 @@ const homeCache = cacheSlot((caches) => {
     sizeCalculation: (html) => html.length,
     ttl: 10_000,
   });
-  caches.onClose(onListingChanged(() => cache.clear()));
+  caches.onListingChanged(() => cache.clear());
   return cache;
 });
 

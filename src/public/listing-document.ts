@@ -19,6 +19,18 @@ export function registerListingDocument(app: App, ctx: AppContext, document: Lis
   // At the root, `/{owner}/{slug}` shares its first segment with the service's own paths (`/api`,
   // `/docs`): no handle can be one of those, so such a path is a route that does not exist.
   const atRoot = document.path.startsWith('/:owner/');
+  // Rendered once per manifest view: the view is itself cached until the listing changes (or for
+  // a second), so a new one means something to show may have changed.
+  const rendered = new WeakMap<ManifestView, Promise<string>>();
+  const render = (view: ManifestView): Promise<string> => {
+    let body = rendered.get(view);
+    if (!body) {
+      body = Promise.resolve(document.render(view));
+      body.catch(() => rendered.delete(view));
+      rendered.set(view, body);
+    }
+    return body;
+  };
   app.get(
     document.path,
     {
@@ -35,7 +47,7 @@ export function registerListingDocument(app: App, ctx: AppContext, document: Lis
     },
     async (request, reply) => {
       if (atRoot && isReservedHandle(request.params.owner)) return reply.callNotFound();
-      const body = await document.render(await findManifest(ctx, request.params.owner, request.params.slug));
+      const body = await render(await findManifest(ctx, request.params.owner, request.params.slug));
       return reply
         .headers(document.headers ?? {})
         .header('cache-control', 'public, max-age=60')

@@ -5,9 +5,8 @@ import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../lis
 import { asShownPublicly, type PublicListing } from '../listings/public-listings.js';
 import { ownedListing } from '../listings/service.js';
 import { offerFor, type PricedListing, pricedListing } from '../payments/offer.js';
-import { cacheSlot } from '../platform/caches.js';
+import { cacheSlot, listingCacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
-import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import { latestPassingRelease } from '../releases/service.js';
@@ -21,10 +20,9 @@ import type { ScanReport } from '../scan/types.js';
  *
  * Two caches keep the database off the hot path (PGlite serves one query at a time): the
  * serialised body and its strong ETag per (release, listing fields), built once per release and
- * listing revision; and the listing's current head for one second, dropped at once in this
- * process when the listing changes (`announceListingChanged`). Another process may therefore
- * serve the previous price for up to a second, well inside the minute the response itself may be
- * cached for; the price a buyer pays is always the 402 quote's, read fresh. Both caches belong to
+ * listing revision; and the listing's current head for one second, dropped at once in every
+ * process when the listing changes (`ctx.listingEvents`; the second bounds a notice that never
+ * arrived), well inside the minute the response itself may be cached for. Both caches belong to
  * the app's context (`ctx.caches`).
  */
 
@@ -35,21 +33,14 @@ export interface ManifestView {
   doc: Prebuilt;
 }
 
-const manifestCaches = cacheSlot((caches) => {
-  const documents = new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 });
-  const views = new LRUCache<string, ManifestView>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
-  caches.onClose(onListingChanged(({ owner, slug }) => views.delete(`${owner}/${slug}`)));
-  return { documents, views };
-});
+const manifestDocuments = cacheSlot(
+  () => new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 }),
+);
+const manifestViews = listingCacheSlot<ManifestView>({ max: 10_000, ttlMs: 1000, keyedByListing: true });
 
 /** The manifest of a published or retired listing's latest passing release; `404 not_found` otherwise. */
-export async function findManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
-  const { views } = ctx.caches.get(manifestCaches);
-  const cached = views.get(`${owner}/${slug}`);
-  if (cached) return cached;
-  const view = await loadManifest(ctx, owner, slug);
-  views.set(`${owner}/${slug}`, view);
-  return view;
+export function findManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
+  return ctx.caches.get(manifestViews).get(`${owner}/${slug}`, () => loadManifest(ctx, owner, slug));
 }
 
 async function loadManifest(ctx: AppContext, owner: string, slug: string): Promise<ManifestView> {
@@ -111,7 +102,7 @@ async function manifestView(
     listing.description,
     listing.triggerHint,
   ].join('\u0000');
-  const { documents } = ctx.caches.get(manifestCaches);
+  const documents = ctx.caches.get(manifestDocuments);
   let entry = documents.get(key);
   if (!entry) {
     const stored = await findReleaseDocuments(ctx.database.db, release.id);

@@ -7,7 +7,6 @@ import { offerFor, pricedListing } from '../payments/offer.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
 import { cacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
-import { onListingChanged } from '../platform/listing-events.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
@@ -45,7 +44,7 @@ const DiscoverySchema = z
 /** The app's one document (its base URL and catalogue), kept ten seconds or until a listing changes. */
 const discoveryCache = cacheSlot((caches) => {
   const cache = new LRUCache<'doc', Prebuilt>({ max: 1, ttl: 10_000 });
-  caches.onClose(onListingChanged(() => cache.clear()));
+  caches.onListingChanged(() => cache.clear());
   return cache;
 });
 

@@ -1,7 +1,6 @@
 import type { Dependency } from '../analysis/dependencies.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { announceListingChanged } from '../platform/listing-events.js';
 import { checkDependencies } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import type { Finding } from '../scan/types.js';
@@ -33,7 +32,9 @@ export interface RecheckResult {
  * (a record withdrawn or downgraded) loses its flag. The verdict is never touched: a scan is
  * terminal. Pages by release id, writes only what changed: running it twice changes nothing.
  */
-export async function recheckReleases(ctx: Pick<AppContext, 'database' | 'clock'>): Promise<RecheckResult> {
+export async function recheckReleases(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'listingEvents'>,
+): Promise<RecheckResult> {
   const db = ctx.database.db;
   const result: RecheckResult = { checked: 0, flagged: 0, changed: 0 };
   let after: string | null = null;
@@ -50,7 +51,7 @@ export async function recheckReleases(ctx: Pick<AppContext, 'database' | 'clock'
         advisoryFlaggedAt: flag ? ctx.clock.now() : null,
       });
       result.changed++;
-      announceListingChanged(release.owner, release.slug);
+      ctx.listingEvents.announce(release.owner, release.slug);
     }
     if (page.length < BATCH) return result;
     after = page.at(-1)!.id;

@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
 import type { ListingReleases } from '../listings/routes.js';
-import type { ShownRelease } from '../listings/views.js';
 import { publishOwnListing } from './publish.js';
 import { headReleases, unfinishedCuts } from './service.js';
 import { computedParts, type ReleaseRow, tagChangesOf } from './store.js';

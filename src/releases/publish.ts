@@ -8,7 +8,6 @@ import {
   retiredError,
 } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
-import { announceListingChanged } from '../platform/listing-events.js';
 import { latestPassingRelease, newestAnyRelease } from './service.js';
 import { computedParts, priceReleasesAtPublish } from './store.js';
 
@@ -80,7 +79,7 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
     return row;
   });
   if (published) {
-    announceListingChanged(published.owner, published.slug);
+    ctx.listingEvents.announce(published.owner, published.slug);
     return published;
   }
   // A concurrent publish or retire won the race: answer the state it left.

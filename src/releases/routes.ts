@@ -4,6 +4,7 @@ import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { ListingIdParamsSchema } from '../listings/schemas.js';
 import { listingRelease } from '../listings/views.js';
 import { errorResponses } from '../platform/http-schemas.js';
+import { sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { routeOptions } from '../platform/route-options.js';
 import { syncListing } from './cut/sync.js';
@@ -16,7 +17,7 @@ import {
   SyncRequestSchema,
   SyncResponseSchema,
 } from './schemas.js';
-import { ownReleaseLog, releaseLog } from './service.js';
+import { ownReleaseLog, publicReleaseLog } from './service.js';
 import { shownRelease } from './views.js';
 
 /**
@@ -124,20 +125,9 @@ export function releaseRoutes(ctx: AppContext) {
         },
       },
       async (request, reply) => {
-        const page = await releaseLog(
-          ctx.database.db,
-          request.params.owner,
-          request.params.slug,
-          request.query.cursor,
-        );
-        reply.header('cache-control', 'public, max-age=30');
-        return {
-          owner: page.owner,
-          slug: page.slug,
-          status: page.status,
-          releases: page.releases,
-          next_cursor: page.nextCursor,
-        };
+        const { owner, slug } = request.params;
+        const doc = await publicReleaseLog(ctx, owner, slug, request.query.cursor);
+        return sendPrebuilt(request, reply, doc, 'public, max-age=30');
       },
     );
 

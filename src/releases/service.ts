@@ -4,8 +4,10 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { findPublicListing } from '../listings/public-listings.js';
 import { ownedListing } from '../listings/service.js';
+import { listingCacheSlot } from '../platform/caches.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
+import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import {
   cutsOf,
   findRelease,
@@ -133,6 +135,29 @@ export async function releaseLog(
     releases: page.releases.map(releaseBody),
     nextCursor: page.nextCursor,
   };
+}
+
+/** The release log's first page, serialised once per listing change (every agent checks it). */
+const firstLogPages = listingCacheSlot<Prebuilt>({ max: 10_000, ttlMs: 1000, keyedByListing: true });
+
+/** The public release log as its JSON body: the first page from the context's cache. */
+export function publicReleaseLog(
+  ctx: AppContext,
+  owner: string,
+  slug: string,
+  cursor?: string,
+): Promise<Prebuilt> {
+  const load = async () => {
+    const page = await releaseLog(ctx.database.db, owner, slug, cursor);
+    return prebuilt({
+      owner: page.owner,
+      slug: page.slug,
+      status: page.status,
+      releases: page.releases,
+      next_cursor: page.nextCursor,
+    });
+  };
+  return cursor === undefined ? ctx.caches.get(firstLogPages).get(`${owner}/${slug}`, load) : load();
 }
 
 /**

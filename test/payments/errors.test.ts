@@ -135,6 +135,7 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
       .update(listings)
       .set({ priceMicro: 3_000_000n })
       .where(eq(listings.id, fixture.listingId));
+    t.ctx.listingEvents.announce(fixture.owner, fixture.slug);
     const changed = await pay(fixture, await signPayment(pr, wallet), pr.extra.quote_id);
     expectCode(changed, 409, 'price_changed');
     expect(changed.json().details.payment_required.accepts[0].amount).toBe('3000000');

@@ -29,8 +29,11 @@ describe.each(BACKENDS)('holders on %s', (backend) => {
     'x-wallet-signature': await walletSignatureHeader(t, wallet),
   });
   const download = (url: string) => t.app.inject({ url: url.replace('http://repo402.test', '') });
-  const setListing = (fixture: ListingFixture, values: Partial<typeof listings.$inferInsert>) =>
-    t.ctx.database.db.update(listings).set(values).where(eq(listings.id, fixture.listingId));
+  // Written straight to the table, then announced as the listings service does.
+  const setListing = async (fixture: ListingFixture, values: Partial<typeof listings.$inferInsert>) => {
+    await t.ctx.database.db.update(listings).set(values).where(eq(listings.id, fixture.listingId));
+    t.ctx.listingEvents.announce(fixture.owner, fixture.slug);
+  };
 
   it('a holder of an earlier version pays the update price, quoted with from, to and the releases between', async () => {
     const fixture = await publishListing(t, { priceMicro: 2_000_000n, updatePriceMicro: 500_000n });

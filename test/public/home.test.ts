@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { markSourceState } from '../../src/listings/service.js';
 import { insertListing } from '../../src/listings/store.js';
-import { announceListingChanged } from '../../src/platform/listing-events.js';
 import { insertRelease } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import {
@@ -59,7 +58,7 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
     for (const release of options.releases ?? [{ version: '1.0.0', verdict: 'pass' }]) {
       await addRelease(row.id, release.version, release.verdict, release.flagged);
     }
-    announceListingChanged(row.owner, row.slug);
+    t.ctx.listingEvents.announce(row.owner, row.slug);
     return row;
   }
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
-import { announceListingChanged } from '../../src/platform/listing-events.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { insertRelease } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
@@ -131,7 +130,7 @@ export async function addFixtureReleases(
   } finally {
     await repo.remove();
   }
-  announceListingChanged(listing.owner, listing.slug);
+  t.ctx.listingEvents.announce(listing.owner, listing.slug);
 }
 
 /** Changes listing fields the way PATCH does, announcing the change as the listings service does (test fixture). */
@@ -141,7 +140,7 @@ export async function patchListingFixture(
   changes: Parameters<typeof updateListing>[2],
 ) {
   const row = (await updateListing(t.ctx.database.db, id, changes))!;
-  announceListingChanged(row.owner, row.slug);
+  t.ctx.listingEvents.announce(row.owner, row.slug);
   return row;
 }
 

@@ -7,7 +7,6 @@ import { repoPath } from '../../git/repos.js';
 import { lockCreator } from '../../identity/creators.js';
 import { type Listing, listingById } from '../../listings/service.js';
 import type { AppError } from '../../platform/errors.js';
-import { announceListingChanged } from '../../platform/listing-events.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
 import { hostingMeta } from '../hosting.js';
 import {
@@ -59,8 +58,12 @@ export async function runCut(
   if (!listing) return;
   const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
   try {
-    const release =
-      (await findRelease(db, listing.id, cut.version)) ?? (await snapshot(ctx, listing, cut, gitDir));
+    let release = await findRelease(db, listing.id, cut.version);
+    if (!release) {
+      release = await snapshot(ctx, listing, cut, gitDir);
+      // The release log lists it from now on, pending (or refused).
+      ctx.listingEvents.announce(listing.owner, listing.slug);
+    }
     if (release.verdict === 'pending') {
       await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
         if (!isRefusal(error)) throw error;
@@ -257,5 +260,5 @@ async function inspect(
     diffSummary: result.diffSummary,
   });
   // A new passing release changes what the listing's public documents show.
-  if (recorded) announceListingChanged(listing.owner, listing.slug);
+  if (recorded) ctx.listingEvents.announce(listing.owner, listing.slug);
 }
