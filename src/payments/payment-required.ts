@@ -119,7 +119,7 @@ export function spendLimitSentence(amountMicro: bigint): string {
   const price = `$${formatUsd(amountMicro)}`;
   return amountMicro > CLIENT_DEFAULT_CAP_MICRO
     ? `The official client refuses payments above $1.00 by default; this one is ${price}: pass spendControls: { maxAmountPerPayment: '${price}' } ` +
-        '(or more) in the config of wrapFetchWithPaymentFromConfig / new x402Client(...), or call x402Client.setSpendControls with it.'
+        "(or more) in the config of @x402/fetch's wrapFetchWithPaymentFromConfig or of x402Client.fromConfig, or call setSpendControls({ maxAmountPerPayment }) on your x402Client (its constructor takes no config)."
     : `This payment (${price}) is within the official client's default spend limit ($1.00, spendControls.maxAmountPerPayment).`;
 }
 

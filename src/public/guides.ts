@@ -125,15 +125,17 @@ analyses and scans. Buyers pay per listing in USDC, paid out to your payout addr
 
 ## 1. Register (invite only in this version)
 
-Registration is headless. Prove you control the payout address with a signed \`address_proof\`
-challenge:
+Registration is headless and needs an invite code, which the operator of this server creates
+(\`repo402 invites create\` on its host; the web app at \`${baseUrl}/app\` registers the same way with a
+browser wallet). Prove you control the payout address with a signed \`address_proof\` challenge
+(any EIP-191 signer: viem's \`signMessage\`, \`cast wallet sign\`, or your wallet):
 
 \`\`\`sh
 curl "${baseUrl}/api/auth/challenge?address=<payout address>&purpose=address_proof"
 # sign \`message\` verbatim (EIP-191 personal_sign) with the payout wallet
 curl ${baseUrl}/api/terms   # note its \`version\`
 curl -X POST ${baseUrl}/api/creators -H 'content-type: application/json' \\
-  -H "Idempotency-Key: $(uuidgen)" -d '{
+  -H "Idempotency-Key: $(node -p 'crypto.randomUUID()')" -d '{
     "handle": "<your handle>",
     "payout_address": "<payout address>",
     "accepted_terms_version": "<terms version>",

@@ -153,7 +153,9 @@ then gets the \`update\` 402 at the update price, and the paid retry is judged b
 Access is granted only after the payment settles on chain. The \`200\` body is a grant:
 \`download_url\` (valid 5 minutes), \`expires_at\`, \`version\`, \`artifact_sha256\`, \`size_bytes\`,
 \`kind\` and the settlement \`transaction\`; the \`PAYMENT-RESPONSE\` header carries the settlement.
-Download the zip and check its SHA-256 against \`artifact_sha256\`.
+Download the zip with a plain \`fetch\` (not the payment-wrapped one: an expired URL answers
+\`402 expired_authorization\` with no payment to make, and a wrapped fetch would try to read one)
+and check its SHA-256 against \`artifact_sha256\`.
 
 ## 4. Fetch what you own again, free
 
@@ -171,6 +173,7 @@ lives 5 minutes.
   and \`flagged_holdings\` (on versions you hold) list HIGH/CRITICAL or malicious advisories that now
   match a release's dependencies, with their ids; when a version you run is flagged, stop using it
   and move to an unflagged one. The release log and MCP \`check_version\` carry the same flags.
+  Both fields are absent, never empty or null, when nothing is flagged.
 - \`GET ${baseUrl}/api/entitlements\` with \`X-Wallet-Signature\`: everything your wallet owns.
 
 ## Errors to expect
@@ -212,6 +215,8 @@ ${DEVNET_NOTE}
 - \`GET ${baseUrl}/api/devnet\`: these facts as JSON.
 - \`GET ${baseUrl}/api/devnet/balance/<address>\`: your test-USDC balance (\`balance_micro\`).
 - \`GET ${baseUrl}/api/devnet/tx/<hash>\`: a transaction on this chain (the \`transaction\` of a grant).
+- Test USDC comes from whoever runs this server: \`repo402 devnet fund <address> <micro-usdc>\` on
+  its host mints it (there is no public faucet route).
 
 A server taking real money has no \`/api/devnet\` (it answers \`404\`) and its transactions are on Base.
 
