@@ -10,7 +10,7 @@ import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
 import { SKILL_PATH } from '../public/skill.js';
-import { releaseLog } from '../releases/service.js';
+import { publicReleaseLog } from '../releases/service.js';
 import { defineTool, type McpTool } from './tool.js';
 
 /** The buy-side tools, each calling the same service function as the HTTP route it wraps. */
@@ -155,13 +155,13 @@ const getListing = defineTool(
   },
   async (ctx, { owner, slug }) => {
     const { manifest, listing } = await findManifest(ctx, owner, slug);
-    const log = await releaseLog(ctx.database.db, listing.owner, listing.slug);
+    const { body: log } = await publicReleaseLog(ctx, listing.owner, listing.slug);
     return {
       ...(manifest as z.infer<typeof ManifestSchema>),
       release_log: {
         ...(manifest as z.infer<typeof ManifestSchema>).release_log,
         releases: log.releases,
-        next_cursor: log.nextCursor,
+        next_cursor: log.next_cursor,
       },
     };
   },

@@ -195,8 +195,11 @@ git tag v1.0.0 && git push repo402 v1.0.0
 \`\`\`
 
 Each new release tag cuts a release: a zip of the tagged tree, its analysis and the security scan. A
-release tag looks like ${RELEASE_TAG_FORM}. Tags starting with \`v\` are for releases only: the server refuses any other (\`v1.2\`,
-\`v1.4.0-beta\`) and says why; name other tags without a leading \`v\`. Release tags are immutable:
+release tag looks like ${RELEASE_TAG_FORM}. A \`v\` and a digit start release tags only: the server refuses any other (\`v1.2\`,
+\`v1.4.0-beta\`) and says why; name other tags without them (\`vnext\`, \`nightly\` are yours). The cut runs in
+the background after the push (seconds for a small repository): \`GET /api/listings/{id}\` lists it under
+\`cuts\` while it is queued, then shows it as \`latest_release\` (passed) or \`newest_release\` (failed, with
+its \`scan_report\`); publishing before a release passed answers \`409 listing_not_ready\`. Release tags are immutable:
 moving or deleting one is refused, and so is one that does not point at a commit. \`POST
 /api/listings/{id}/sync\` cuts the newest uncut tag, or a \`ref\` with a \`version\`.
 

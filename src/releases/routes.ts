@@ -126,7 +126,7 @@ export function releaseRoutes(ctx: AppContext) {
       },
       async (request, reply) => {
         const { owner, slug } = request.params;
-        const doc = await publicReleaseLog(ctx, owner, slug, request.query.cursor);
+        const { doc } = await publicReleaseLog(ctx, owner, slug, request.query.cursor);
         return sendPrebuilt(request, reply, doc, 'public, max-age=30');
       },
     );

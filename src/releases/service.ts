@@ -137,25 +137,39 @@ export async function releaseLog(
   };
 }
 
-/** The release log's first page, serialised once per listing change (every agent checks it). */
-const firstLogPages = listingCacheSlot<Prebuilt>({ max: 10_000, ttlMs: 1000, keyedByListing: true });
+/** A page of the public release log as its JSON body says it. */
+export interface ReleaseLogBody {
+  owner: string;
+  slug: string;
+  status: ReleaseLogPage['status'];
+  releases: ReleaseBody[];
+  next_cursor: string | null;
+}
 
-/** The public release log as its JSON body: the first page from the context's cache. */
+/** The release log's first page, serialised once per listing change (every agent checks it). */
+const firstLogPages = listingCacheSlot<{ body: ReleaseLogBody; doc: Prebuilt }>({
+  max: 10_000,
+  ttlMs: 1000,
+  keyedByListing: true,
+});
+
+/** The public release log as its JSON body (and serialised): the first page from the context's cache. */
 export function publicReleaseLog(
   ctx: AppContext,
   owner: string,
   slug: string,
   cursor?: string,
-): Promise<Prebuilt> {
+): Promise<{ body: ReleaseLogBody; doc: Prebuilt }> {
   const load = async () => {
     const page = await releaseLog(ctx.database.db, owner, slug, cursor);
-    return prebuilt({
+    const body: ReleaseLogBody = {
       owner: page.owner,
       slug: page.slug,
       status: page.status,
       releases: page.releases,
       next_cursor: page.nextCursor,
-    });
+    };
+    return { body, doc: prebuilt(body) };
   };
   return cursor === undefined ? ctx.caches.get(firstLogPages).get(`${owner}/${slug}`, load) : load();
 }
