@@ -49,10 +49,13 @@ describe('ReadCache', () => {
     const cache = new ReadCache<{ v: number }>({ max: 10, ttlMs: 60_000 });
     for (const key of ['a/b', 'a/b\nhttp', 'a/bc', 'c/d']) await cache.get(key, async () => ({ v: 1 }));
     cache.dropListing({ owner: 'a', slug: 'b' });
-    const after = async (key: string) => (await cache.get(key, async () => ({ v: 2 }))).v;
-    expect([await after('a/b'), await after('a/b\nhttp'), await after('a/bc'), await after('c/d')]).toEqual([
-      2, 2, 1, 1,
-    ]);
+    const reread = async (key: string) => (await cache.get(key, async () => ({ v: 2 }))).v;
+    expect([
+      await reread('a/b'),
+      await reread('a/b\nhttp'),
+      await reread('a/bc'),
+      await reread('c/d'),
+    ]).toEqual([2, 2, 1, 1]);
     cache.dropListing('all');
     expect(await cache.get('c/d', async () => ({ v: 3 }))).toEqual({ v: 3 });
   });
