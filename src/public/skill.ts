@@ -107,7 +107,7 @@ body is in the JSON body and, base64-encoded, in the \`PAYMENT-REQUIRED\` header
   domain \`name\` and \`version\`).
 - \`extra.kind\`: \`new\` for a first purchase, \`update\` if your wallet holds an earlier version
   (then \`extra.from\`, \`extra.to\` and \`extra.releases\` describe what changed).
-- \`extra.quote_id\`: send it back as the \`X-Quote-Id\` header when you pay.
+- \`extra.quote_id\` (the top-level \`extra\`, beside \`accepts\`): send it back as the \`X-Quote-Id\` header when you pay.
 - \`extra.valid_before\`: the quote's expiry.
 
 A free listing (price \`"0"\`) answers \`200\` with the download at once.
