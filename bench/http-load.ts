@@ -1,73 +1,242 @@
 /**
- * HTTP load benchmark: a bare Fastify JSON route against repo402's GET /api/health,
- * GET /api/terms and GET /api/label (beside a bare route serving the same manifest), in one run. Prints requests/s and p99 latency for each, with
- * the ratio to the bare route. Usage: npm run bench -- [--duration 10] [--connections 50]
+ * The public routes against the same bytes from a bare Fastify route (`npm run bench`; issue 18).
+ * For each database, repo402 starts from the build in a process of its own (bench/repo402-process.ts)
+ * and a published listing is seeded through the service's own paths (bench/seed-listing.ts). Each
+ * route's answer is captured and served again, status, headers and body, by a bare Fastify app in
+ * another process (bench/same-bytes.ts); autocannon, here, drives repo402 and then the bare app,
+ * route by route, each after a warm-up. Then the resident size of the repo402 process idle, after
+ * 10,000 mixed requests and while a 100 MB zip downloads (bench/memory.ts). Prints one table, writes
+ * it to bench/results/, and prints the command that reproduces it.
+ *
+ * Usage: npm run bench -- [--duration 5] [--warmup 2] [--connections 50] [--db pglite|postgres|both]
+ *   [--routes label,402,…] [--skip-memory]
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { downloadWhileSampling, mixedRequests, type Resident, resident } from './memory.js';
+import { type DatabaseKind, startRepo402 } from './repo402-process.js';
+import { type BenchRoute, benchRoutes, ROUTE_IDS } from './routes.js';
+import { type BareServer, type CapturedResponse, capture, startBareServer } from './same-bytes.js';
+import { seedBenchListings } from './seed-listing.js';
+
+/** Issue 18's bar for the public read routes, at 50 connections. */
+const TARGET_RATIO = 0.6;
+const TARGET_P99_MS = 50;
+const MIXED_REQUESTS = 10_000;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : fallback;
-};
-const duration = option('duration', 10);
-const connections = option('connections', 50);
 
-const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'servers.ts')], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    db: { type: 'string', default: 'both' },
+    routes: { type: 'string' },
+    'skip-memory': { type: 'boolean', default: false },
+  },
 });
-const urls = await new Promise<{ bare: string; repo402: string; label: string }>((resolve, reject) => {
-  let buffer = '';
-  child.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    const line = buffer.split('\n')[0];
-    if (buffer.includes('\n') && line) resolve(JSON.parse(line));
+function positive(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} expects a positive integer, got ${value}`);
+  return n;
+}
+const duration = positive('duration', values.duration);
+const warmup = positive('warmup', values.warmup);
+const connections = positive('connections', values.connections);
+const databases: DatabaseKind[] =
+  values.db === 'both'
+    ? ['pglite', 'postgres']
+    : values.db === 'pglite' || values.db === 'postgres'
+      ? [values.db]
+      : [];
+if (databases.length === 0) throw new Error(`--db expects pglite, postgres or both, got ${values.db}`);
+const routeIds = values.routes?.split(',').map((id) => id.trim());
+const unknown = routeIds?.filter((id) => !ROUTE_IDS.includes(id));
+if (unknown?.length) throw new Error(`unknown route ${unknown.join(', ')}; known: ${ROUTE_IDS.join(', ')}`);
+const memory = !values['skip-memory'];
+
+/** On Ctrl-C the servers still stop, and the PostgreSQL database made for the run is dropped. */
+const running = new Set<{ stop(): Promise<void> }>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void Promise.allSettled([...running].map((stoppable) => stoppable.stop())).then(() => process.exit(130));
   });
-  child.on('exit', (code) => reject(new Error(`servers exited with ${code}`)));
-});
-
-const targets = [
-  { name: 'bare Fastify GET /bare', url: `${urls.bare}/bare` },
-  { name: 'repo402 GET /api/health', url: `${urls.repo402}/api/health` },
-  { name: 'repo402 GET /api/terms', url: `${urls.repo402}/api/terms` },
-  { name: 'bare Fastify GET /bare-label (same manifest)', url: `${urls.bare}/bare-label` },
-  { name: 'repo402 GET /api/label/{owner}/{slug}', url: `${urls.repo402}${urls.label}` },
-];
-
-const results: { name: string; rps: number; p99: number; errors: number; non2xx: number }[] = [];
-try {
-  for (const target of targets) {
-    // A short warm-up lets the JIT and the database settle before the measured run.
-    await autocannon({ url: target.url, connections, duration: 2 });
-    const run = await autocannon({ url: target.url, connections, duration });
-    results.push({
-      name: target.name,
-      rps: Math.round(run.requests.average),
-      p99: run.latency.p99,
-      errors: run.errors,
-      non2xx: run.non2xx,
-    });
-  }
-} finally {
-  child.kill('SIGTERM');
 }
 
-const bare = results[0]!.rps;
-const table = results
-  .map((r) => `| ${r.name} | ${r.rps} | ${r.p99} | ${(r.rps / bare).toFixed(2)} | ${r.errors + r.non2xx} |`)
-  .join('\n');
-const report = `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${connections} connections, ${duration} s per route.
+const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-| route | requests/s | p99 ms | ratio to bare | errors |
-|---|---|---|---|---|
-${table}
+interface Measured {
+  rps: number;
+  p99: number;
+  /** Transport errors, timeouts and answers with another status than the route's own. */
+  errors: number;
+}
+
+async function measure(base: string, route: BenchRoute): Promise<Measured> {
+  const options = {
+    url: new URL(route.request.path, base).href,
+    method: route.request.method,
+    headers: route.request.headers,
+    body: route.request.body,
+    connections,
+  };
+  // The warm-up lets the JIT, caches and connection pools settle before the measured run.
+  await autocannon({ ...options, duration: warmup });
+  const run = await autocannon({ ...options, duration });
+  const wrong = Object.entries(run.statusCodeStats ?? {})
+    .filter(([status]) => Number(status) !== route.status)
+    .reduce((sum, [, stats]) => sum + (stats.count ?? 0), 0);
+  return {
+    rps: Math.round(run.requests.average),
+    p99: run.latency.p99,
+    errors: run.errors + run.timeouts + wrong,
+  };
+}
+
+interface Row {
+  route: BenchRoute;
+  database: DatabaseKind;
+  repo402: Measured;
+  bare: Measured;
+}
+
+interface MemoryRow extends Resident {
+  database: DatabaseKind;
+  moment: string;
+}
+
+const startedAt = new Date();
+const loadAtStart = os.loadavg();
+const rows: Row[] = [];
+const memoryRows: MemoryRow[] = [];
+const notes: string[] = [];
+
+for (const database of databases) {
+  progress(`${database}: starting repo402`);
+  const server = await startRepo402(database);
+  running.add(server);
+  let bare: BareServer | undefined;
+  const remember = async (moment: string, figures?: Resident) =>
+    memoryRows.push({ database, moment, ...(figures ?? (await resident(server.pid))) });
+  try {
+    if (memory) {
+      // Start-up work (migrations, job schedules, the devnet chain) settles first.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      await remember('idle after start');
+    }
+    progress(`${database}: seeding through the API and git over SSH`);
+    const { listing, large } = await seedBenchListings(server, { large: memory });
+
+    const routes = await benchRoutes(server.url, listing, routeIds);
+    const captured: CapturedResponse[] = [];
+    for (const route of routes) {
+      const answer = await capture(server.url, route.request);
+      if (answer.status !== route.status)
+        notes.push(`${database}: ${route.label} answered ${answer.status}, expected ${route.status}`);
+      captured.push(answer);
+    }
+    notes.push(
+      `${database}: answers served again by the bare route (status, body bytes): ${routes
+        .map(
+          (route, i) =>
+            `${route.id} ${captured[i]!.status} ${Buffer.byteLength(captured[i]!.body, 'base64')}`,
+        )
+        .join(', ')}`,
+    );
+    bare = await startBareServer(captured);
+    running.add(bare);
+
+    if (large) {
+      await remember('after seeding (two releases cut, one of 100 MB)');
+      progress(`${database}: ${MIXED_REQUESTS} mixed requests`);
+      const mixed = await mixedRequests(server.url, routes, MIXED_REQUESTS);
+      notes.push(
+        `${database}: ${MIXED_REQUESTS} mixed requests answered ${JSON.stringify(mixed.statuses)}, ${mixed.errors} transport errors`,
+      );
+      await remember(`after ${MIXED_REQUESTS.toLocaleString('en')} mixed requests`);
+      progress(`${database}: downloading the 100 MB zip`);
+      const download = await downloadWhileSampling(server.url, server.pid, large);
+      notes.push(
+        `${database}: downloaded ${download.megabytes} MB in ${download.seconds.toFixed(1)} s, sha256 ${download.sha256Matches ? 'matches' : 'DOES NOT MATCH'} the grant`,
+      );
+      const after = await resident(server.pid);
+      await remember('during the 100 MB download (peak of 50 ms samples)', {
+        ...after,
+        rssMb: download.peakDuringMb,
+      });
+      await remember('after the download', after);
+    }
+
+    for (const route of routes) {
+      progress(`${database}: ${route.label}`);
+      const ours = await measure(server.url, route);
+      const theirs = await measure(bare.url, route);
+      rows.push({ route, database, repo402: ours, bare: theirs });
+    }
+    if (memory) await remember('after the throughput runs');
+  } finally {
+    for (const stoppable of [bare, server]) {
+      if (!stoppable) continue;
+      running.delete(stoppable);
+      await stoppable.stop();
+    }
+  }
+}
+
+const loadAtEnd = os.loadavg();
+const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' / ');
+const verdict = (row: Row, ratio: number) => {
+  if (!row.route.target) return 'no target';
+  const misses = [
+    ...(ratio < TARGET_RATIO ? [`ratio < ${TARGET_RATIO}`] : []),
+    ...(row.repo402.p99 > TARGET_P99_MS ? [`p99 > ${TARGET_P99_MS} ms`] : []),
+  ];
+  return misses.length ? `**BELOW: ${misses.join(', ')}**` : 'ok';
+};
+const table = rows.map((row) => {
+  const ratio = row.repo402.rps / row.bare.rps;
+  return `| ${row.route.label} | ${row.database} | ${row.repo402.rps} | ${row.bare.rps} | ${ratio.toFixed(2)} | ${row.repo402.p99} | ${row.bare.p99} | ${row.repo402.errors} / ${row.bare.errors} | ${verdict(row, ratio)} |`;
+});
+const memoryTable = memoryRows.map((m) => `| ${m.database} | ${m.moment} | ${m.rssMb} | ${m.hwmMb} |`);
+const command = [
+  'npm run bench --',
+  `--duration ${duration} --warmup ${warmup} --connections ${connections} --db ${values.db}`,
+  ...(routeIds ? [`--routes ${routeIds.join(',')}`] : []),
+  ...(memory ? [] : ['--skip-memory']),
+].join(' ');
+const cpus = os.cpus();
+const minutes = ((Date.now() - startedAt.getTime()) / 60_000).toFixed(1);
+
+const report = `# repo402 public routes against the same bytes from bare Fastify
+
+${startedAt.toISOString()}; ${cpus.length} × ${cpus[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}.
+Load average (1 / 5 / 15 min): ${load(loadAtStart)} at the start, ${load(loadAtEnd)} at the end; ${minutes} min in all.
+${connections} connections, ${warmup} s warm-up then ${duration} s per measurement; repo402 and the bare route alternate route by route.
+Targets (issue 18, public read routes): at least ${TARGET_RATIO} of the bare route, p99 at most ${TARGET_P99_MS} ms.
+
+| route | database | repo402 req/s | bare req/s | ratio | repo402 p99 ms | bare p99 ms | errors or other status (repo402 / bare) | target |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${table.join('\n')}
+${
+  memory
+    ? `
+Resident size of the repo402 process (/proc/<pid>/status), MiB:
+
+| database | moment | VmRSS | VmHWM (peak so far) |
+| --- | --- | --- | --- |
+${memoryTable.join('\n')}
+`
+    : ''
+}${notes.length ? `\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''}
+Reproduce: \`${command}\`
 `;
-process.stdout.write(`${report}\n`);
+process.stdout.write(`\n${report}`);
 await mkdir(path.join(here, 'results'), { recursive: true });
-await writeFile(path.join(here, 'results', 'http-load.md'), report);
+const file = path.join(here, 'results', `http-load-${startedAt.toISOString().replace(/[:.]/g, '-')}.md`);
+await writeFile(file, report);
+process.stdout.write(`\nWritten to ${path.relative(process.cwd(), file)}\n`);

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FacilitatorClient } from '@x402/core/http';
@@ -18,12 +18,13 @@ import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import express from 'express';
-import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config.js';
 import { creators, listings, releases } from '../src/db/schema/index.js';
 import { paymentRail } from '../src/payments/context.js';
 import { startServer } from '../src/server.js';
+import { freePort } from '../test/support/process.js';
+import { createBenchDatabase } from './postgres.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -107,21 +108,8 @@ async function measure(name: string, url: string, buyers: ReturnType<typeof buye
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-bench-pay-'));
 // --postgres: run on the machine's PostgreSQL (a database of its own, dropped afterwards) instead of PGlite.
-const postgresAdmin = args.includes('--postgres') ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined;
-const databaseName = `repo402_bench_${randomBytes(4).toString('hex')}`;
-const adminQuery = async (sql: string) => {
-  const client = new pg.Client({ connectionString: postgresAdmin });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-};
-if (postgresAdmin) await adminQuery(`create database ${databaseName}`);
-const port = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = probe.address() as AddressInfo;
-    probe.close(() => resolve(free));
-  });
-});
+const postgres = args.includes('--postgres') ? await createBenchDatabase() : undefined;
+const port = await freePort();
 const config = loadConfig({
   DATA_DIR: dataDir,
   PORT: String(port),
@@ -131,7 +119,7 @@ const config = loadConfig({
   WORKERS: 'false',
   // Every buyer comes from 127.0.0.1: the per-IP budget (600/60 s) would turn later purchases into 429s.
   RATE_LIMIT_PUBLIC: '1000000/60',
-  ...(postgresAdmin ? { DATABASE_URL: postgresAdmin.replace(/\/postgres$/, `/${databaseName}`) } : {}),
+  ...(postgres ? { DATABASE_URL: postgres.url } : {}),
 });
 const server = await startServer(config);
 try {
@@ -229,7 +217,7 @@ try {
   );
   listener.close();
 
-  const database = postgresAdmin ? 'PostgreSQL' : 'PGlite';
+  const database = postgres ? 'PostgreSQL' : 'PGlite';
   console.log(
     `\n${purchases} purchases per scenario, ${concurrency} concurrent buyers, ${database}, ${os.cpus().length} CPUs\n`,
   );
@@ -242,6 +230,6 @@ try {
 } finally {
   await server.close();
   await rm(dataDir, { recursive: true, force: true });
-  if (postgresAdmin) await adminQuery(`drop database if exists ${databaseName} with (force)`);
+  await postgres?.drop();
 }
 process.exit(0);

@@ -58,11 +58,18 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `repo402 serve` in a child process, resolved once /api/health answers. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * `repo402 serve` in a child process, resolved once /api/health answers: from source through tsx,
+ * or with `built` the compiled dist/cli.js as `npm start` runs it (what bench/ measures).
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  { built = false }: { built?: boolean } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+  const entry = built ? [path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', CLI];
+  const child = spawn(process.execPath, [...entry, 'serve'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
