@@ -113,6 +113,10 @@ describe.each(BACKENDS)('listing changes reach the cached public reads on %s', (
       versions: ['1.0.0'],
     });
 
+    // A shared cache must key the anonymous status by both the origin and the wallet header.
+    const vary = (await t.app.inject({ url: `/api/v/${fixture.owner}/${fixture.slug}` })).headers.vary;
+    expect(String(vary).split(/,\s*/)).toEqual(expect.arrayContaining(['Origin', 'X-Wallet-Signature']));
+
     expect((await patchListing(t, fixture, { price_micro: '3500000' })).statusCode).toBe(200);
     expect(await publicReads(t, fixture)).toMatchObject({
       offer: '3500000',
