@@ -4,7 +4,6 @@ import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
   serializerCompiler,
-  validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -26,6 +25,7 @@ import { AppError } from './platform/errors.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
+import { validatorCompiler } from './platform/zod-validation.js';
 import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
@@ -67,20 +67,25 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     closing = true;
   });
   // Node's close() waits for open connections; a keep-alive one that finishes a request after
-  // close began would otherwise hold the process open until the shutdown timeout.
-  app.addHook('onSend', async (_request, reply) => {
+  // close began would otherwise hold the process open until the shutdown timeout. These two run on
+  // every request, so they take a callback rather than returning a promise.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
-      throw new AppError('paused', {
-        message: 'The server is shutting down; retry shortly',
-        headers: { connection: 'close', 'retry-after': '1' },
-      });
-    }
-    if (ctx.pause.paused && request.url.split('?')[0] !== '/api/health') {
-      throw new AppError('paused', { headers: { 'retry-after': '30' } });
+      done(
+        new AppError('paused', {
+          message: 'The server is shutting down; retry shortly',
+          headers: { connection: 'close', 'retry-after': '1' },
+        }),
+      );
+    } else if (ctx.pause.paused && request.url.split('?')[0] !== '/api/health') {
+      done(new AppError('paused', { headers: { 'retry-after': '30' } }));
+    } else {
+      done();
     }
   });
 

@@ -1,6 +1,13 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Read by @fastify/cors (its route-level switch; its own types do not declare it). */
+    cors?: false;
+  }
+}
+
 /**
  * Buyer routes are called from any origin (browser wallets, agent front ends), so they answer
  * every origin without credentials and expose the x402 headers. Creator routes get no CORS at all:
@@ -58,10 +65,23 @@ const PUBLIC_CORS = {
   credentials: false,
   maxAge: 600,
 };
-const NO_CORS = { origin: false };
 
+/**
+ * Which routes answer cross-origin is decided once, as each route is registered, not per request
+ * (a per-request delegator was a tenth of the CPU of a cached public read; docs/BENCHMARKS.md): the
+ * plugin's options are the public ones, and every route outside the public prefixes, including the
+ * plugin's catch-all `OPTIONS *`, carries `cors: false`. A preflight for a public path is answered
+ * by the plugin's hook on the matching `OPTIONS` route registered here; any other preflight meets
+ * the catch-all, which refuses it.
+ */
 export async function installCors(app: FastifyInstance): Promise<void> {
-  await app.register(cors, {
-    delegator: (request, callback) => callback(null, isPublicPath(request.url ?? '') ? PUBLIC_CORS : NO_CORS),
+  app.addHook('onRoute', (route) => {
+    if (!isPublicPath(route.url)) route.config = { ...route.config, cors: false };
   });
+  await app.register(cors, { ...PUBLIC_CORS, hideOptionsRoute: true });
+  for (const prefix of PUBLIC_PREFIXES) {
+    app.options(prefix.endsWith('/') ? `${prefix}*` : prefix, { schema: { hide: true } }, (_request, reply) =>
+      reply.callNotFound(),
+    );
+  }
 }

@@ -51,4 +51,42 @@ describe('CORS', () => {
     const get = await t.app.inject({ url: '/api/creators/me', headers: { origin: 'https://evil.example' } });
     expect(get.headers['access-control-allow-origin']).toBeUndefined();
   });
+
+  it('answers the preflight of every public prefix and refuses it on pages and creator routes', async () => {
+    const preflight = (url: string) =>
+      t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' },
+      });
+    for (const url of [
+      '/.well-known/x402',
+      '/api/mcp',
+      '/api/health',
+      '/api/entitlements',
+      '/api/v/a/b/releases',
+    ]) {
+      const res = await preflight(url);
+      expect(res.statusCode, url).toBe(204);
+      expect(res.headers['access-control-allow-origin'], url).toBe('*');
+    }
+    for (const url of [
+      '/api/creators/me',
+      '/api/keys/rotate',
+      '/alice/tool',
+      '/app',
+      '/api/listings/x/releases',
+    ]) {
+      const res = await preflight(url);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['access-control-allow-origin'], url).toBeUndefined();
+      expect(res.json().code, url).toBe('not_found');
+    }
+  });
+
+  it('sends no CORS headers on a page, whatever the origin', async () => {
+    const res = await t.app.inject({ url: '/', headers: { origin: 'https://evil.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
 });

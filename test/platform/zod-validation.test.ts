@@ -1,0 +1,54 @@
+import Fastify from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { validatorCompiler } from '../../src/platform/zod-validation.js';
+
+async function appWithHeaders(headers: z.ZodType) {
+  const app = Fastify().withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.get(
+    '/',
+    { schema: { headers, querystring: z.object({ n: z.coerce.number().optional() }) } },
+    (request) => ({
+      rawKept: request.headers === request.raw.headers,
+      tag: request.headers['x-tag'] ?? null,
+      n: (request.query as { n?: number }).n ?? null,
+    }),
+  );
+  await app.ready();
+  return app;
+}
+
+describe('the zod validator compiler', () => {
+  it('leaves headers a schema only checked as Node parsed them', async () => {
+    const app = await appWithHeaders(z.looseObject({ 'x-tag': z.string().max(5).optional() }));
+    const res = await app.inject({ url: '/?n=3', headers: { 'x-tag': 'abc', 'x-other': '1' } });
+    expect(res.json()).toEqual({ rawKept: true, tag: 'abc', n: 3 });
+    await app.close();
+  });
+
+  it('still refuses headers that fail the schema', async () => {
+    const app = await appWithHeaders(z.looseObject({ 'x-tag': z.string().max(5).optional() }));
+    const res = await app.inject({ url: '/', headers: { 'x-tag': 'far too long' } });
+    expect(res.statusCode).toBe(400);
+    await app.close();
+  });
+
+  it('keeps what a schema changed (a transform or a default)', async () => {
+    const app = await appWithHeaders(
+      z.looseObject({
+        'x-tag': z
+          .string()
+          .default('none')
+          .transform((tag) => tag.toUpperCase()),
+      }),
+    );
+    expect((await app.inject({ url: '/', headers: { 'x-tag': 'abc' } })).json()).toMatchObject({
+      rawKept: false,
+      tag: 'ABC',
+    });
+    expect((await app.inject({ url: '/' })).json()).toMatchObject({ rawKept: false, tag: 'NONE' });
+    await app.close();
+  });
+});
