@@ -64,16 +64,16 @@ export type BuyResult =
   | { status: 'granted'; grant: Grant; paymentResponse?: SettleResponse }
   | { status: 'payment_required'; paymentRequired: PaymentRequiredResponse };
 
-/** A 402 answer serialised once: its body, the same JSON as text, and the `PAYMENT-REQUIRED` header. */
+/** A 402 answer serialised once: its body, the same JSON as bytes, and the `PAYMENT-REQUIRED` header. */
 export interface PaymentRequiredResponse {
   body: PaymentRequiredBody;
-  json: string;
+  json: Buffer;
   header: string;
 }
 
 function paymentRequiredResponse(body: PaymentRequiredBody): PaymentRequiredResponse {
-  const json = JSON.stringify(body);
-  return { body, json, header: Buffer.from(json, 'utf8').toString('base64') };
+  const json = Buffer.from(JSON.stringify(body), 'utf8');
+  return { body, json, header: json.toString('base64') };
 }
 
 /**

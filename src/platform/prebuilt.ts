@@ -4,9 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /**
  * A response body serialised once (at start-up or at release time) and served many times: no
  * per-request validation or stringify, a strong ETag, and 304 for a client that already has it.
+ * The body is kept as bytes: a string would be measured and encoded again on every send.
  */
 export interface Prebuilt {
-  body: string;
+  body: Buffer;
   etag: string;
   contentType: string;
 }
@@ -14,7 +15,7 @@ export interface Prebuilt {
 export function prebuilt(body: unknown, contentType = 'application/json; charset=utf-8'): Prebuilt {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
-  return { body: text, etag, contentType };
+  return { body: Buffer.from(text, 'utf8'), etag, contentType };
 }
 
 /** RFC 9110 If-None-Match: a list of tags or `*`; weak comparison, as the RFC requires for it. */
@@ -35,7 +36,7 @@ export function sendPrebuilt(
   return reply.type(doc.contentType).send(doc.body);
 }
 
-/** Sends JSON the service serialised itself (a string is sent as it is, without the route's serializer). */
-export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+/** Sends JSON the service serialised itself (sent as it is, without the route's serializer). */
+export function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }

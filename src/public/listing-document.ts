@@ -19,13 +19,13 @@ export function registerListingDocument(app: App, ctx: AppContext, document: Lis
   // At the root, `/{owner}/{slug}` shares its first segment with the service's own paths (`/api`,
   // `/docs`): no handle can be one of those, so such a path is a route that does not exist.
   const atRoot = document.path.startsWith('/:owner/');
-  // Rendered once per manifest view: the view is itself cached until the listing changes (or for
-  // a second), so a new one means something to show may have changed.
-  const rendered = new WeakMap<ManifestView, Promise<string>>();
-  const render = (view: ManifestView): Promise<string> => {
+  // Rendered once per manifest view, to bytes: the view is itself cached until the listing changes
+  // (or for a second), so a new one means something to show may have changed.
+  const rendered = new WeakMap<ManifestView, Promise<Buffer>>();
+  const render = (view: ManifestView): Promise<Buffer> => {
     let body = rendered.get(view);
     if (!body) {
-      body = Promise.resolve(document.render(view));
+      body = Promise.resolve(document.render(view)).then((text) => Buffer.from(text, 'utf8'));
       body.catch(() => rendered.delete(view));
       rendered.set(view, body);
     }
@@ -48,11 +48,14 @@ export function registerListingDocument(app: App, ctx: AppContext, document: Lis
     async (request, reply) => {
       if (atRoot && isReservedHandle(request.params.owner)) return reply.callNotFound();
       const body = await render(await findManifest(ctx, request.params.owner, request.params.slug));
-      return reply
-        .headers(document.headers ?? {})
-        .header('cache-control', 'public, max-age=60')
-        .type(`${document.mediaType}; charset=utf-8`)
-        .send(body);
+      return (
+        reply
+          .headers(document.headers ?? {})
+          .header('cache-control', 'public, max-age=60')
+          .type(`${document.mediaType}; charset=utf-8`)
+          // The rendered text's bytes; the 200 schema documents them as the text they are.
+          .send(body as unknown as string)
+      );
     },
   );
 }

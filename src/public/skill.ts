@@ -229,7 +229,7 @@ export function registerSkillRoutes(app: App, ctx: AppContext): void {
     skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet'),
     'text/markdown; charset=utf-8',
   );
-  const digest = createHash('sha256').update(skill.body, 'utf8').digest('hex');
+  const digest = createHash('sha256').update(skill.body).digest('hex');
   const index = prebuilt(
     SkillIndexSchema.parse({
       $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
