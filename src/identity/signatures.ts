@@ -1,5 +1,6 @@
-import { type Address, type Hex, isErc6492Signature, isHex, type PublicClient, verifyMessage } from 'viem';
+import { type Address, type Hex, hashMessage, isErc6492Signature, isHex, type PublicClient } from 'viem';
 import { AppError } from '../platform/errors.js';
+import { recoversTo } from './ecrecover.js';
 
 export interface SignedMessage {
   address: Address;
@@ -21,7 +22,7 @@ export async function verifyWalletSignature(
   if (!isHex(signature, { strict: true }) || signature.length < 4 || signature.length % 2 !== 0) return false;
   const hex = signature as Hex;
   const counterfactual = isErc6492Signature(hex);
-  if (!counterfactual && (await recoversTo(address, message, hex))) return true;
+  if (!counterfactual && recoversTo(hashMessage(message), hex, address)) return true;
   if (!chainClient) return false;
 
   let code: Hex | undefined;
@@ -36,15 +37,6 @@ export async function verifyWalletSignature(
     return await chainClient.verifyMessage({ address, message, signature: hex });
   } catch (error) {
     throw chainUnreachable(error);
-  }
-}
-
-async function recoversTo(address: Address, message: string, signature: Hex): Promise<boolean> {
-  try {
-    return await verifyMessage({ address, message, signature });
-  } catch {
-    // Not a recoverable ECDSA signature (wrong length, bad v); a contract may still accept it.
-    return false;
   }
 }
 

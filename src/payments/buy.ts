@@ -1,7 +1,8 @@
 import type { SettleResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
-import { type Address, type Hex, type PublicClient, verifyTypedData } from 'viem';
+import { type Address, type Hex, hashTypedData, type PublicClient } from 'viem';
 import type { AppContext } from '../context.js';
+import { recoversTo } from '../identity/ecrecover.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/caches.js';
@@ -291,8 +292,14 @@ async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: Decode
     message: payment.authorization,
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
-  // A malformed signature throws here: it is simply not the payer's.
-  if (await verifyTypedData(parameters).catch(() => false)) return true;
+  let digest: Hex;
+  try {
+    digest = hashTypedData(parameters);
+  } catch {
+    // An authorization that cannot be encoded as EIP-712 data is no one's signature.
+    return false;
+  }
+  if (recoversTo(digest, parameters.signature, parameters.address)) return true;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
   return rail.reader.verifyTypedData(onChain).catch((error: unknown) => {
