@@ -8,8 +8,12 @@
  * 10,000 mixed requests and while a 100 MB zip downloads (bench/memory.ts). Prints one table, writes
  * it to bench/results/, and prints the command that reproduces it.
  *
- * Usage: npm run bench -- [--duration 5] [--warmup 2] [--connections 50] [--db pglite|postgres|both]
- *   [--routes label,402,…] [--skip-memory]
+ * Each route is measured in rounds, repo402 then the bare route in every round, and each side's
+ * median round is reported: on a two-core machine one run of a few seconds moves by a tenth from
+ * one try to the next, and alternating in rounds spreads that noise over both sides.
+ *
+ * Usage: npm run bench -- [--duration 3] [--rounds 3] [--warmup 2] [--connections 50]
+ *   [--db pglite|postgres|both] [--routes label,402,…] [--skip-memory]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -32,7 +36,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 const { values } = parseArgs({
   options: {
-    duration: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     db: { type: 'string', default: 'both' },
@@ -47,6 +52,7 @@ function positive(name: string, value: string): number {
 }
 const duration = positive('duration', values.duration);
 const warmup = positive('warmup', values.warmup);
+const rounds = positive('rounds', values.rounds);
 const connections = positive('connections', values.connections);
 const databases: DatabaseKind[] =
   values.db === 'both'
@@ -77,7 +83,7 @@ interface Measured {
   errors: number;
 }
 
-async function measure(base: string, route: BenchRoute): Promise<Measured> {
+async function measure(base: string, route: BenchRoute, warm: boolean): Promise<Measured> {
   const options = {
     url: new URL(route.request.path, base).href,
     method: route.request.method,
@@ -85,8 +91,8 @@ async function measure(base: string, route: BenchRoute): Promise<Measured> {
     body: route.request.body,
     connections,
   };
-  // The warm-up lets the JIT, caches and connection pools settle before the measured run.
-  await autocannon({ ...options, duration: warmup });
+  // The warm-up lets the JIT, caches and connection pools settle before the first measured run.
+  if (warm) await autocannon({ ...options, duration: warmup });
   const run = await autocannon({ ...options, duration });
   const wrong = Object.entries(run.statusCodeStats ?? {})
     .filter(([status]) => Number(status) !== route.status)
@@ -96,6 +102,13 @@ async function measure(base: string, route: BenchRoute): Promise<Measured> {
     p99: run.latency.p99,
     errors: run.errors + run.timeouts + wrong,
   };
+}
+
+/** The round with the median throughput (its own p99), with the errors of every round. */
+function median(measured: Measured[]): Measured {
+  const sorted = [...measured].sort((a, b) => a.rps - b.rps);
+  const middle = sorted[Math.floor(sorted.length / 2)]!;
+  return { ...middle, errors: measured.reduce((sum, m) => sum + m.errors, 0) };
 }
 
 interface Row {
@@ -174,9 +187,13 @@ for (const database of databases) {
 
     for (const route of routes) {
       progress(`${database}: ${route.label}`);
-      const ours = await measure(server.url, route);
-      const theirs = await measure(bare.url, route);
-      rows.push({ route, database, repo402: ours, bare: theirs });
+      const ours: Measured[] = [];
+      const theirs: Measured[] = [];
+      for (let round = 0; round < rounds; round++) {
+        ours.push(await measure(server.url, route, round === 0));
+        theirs.push(await measure(bare.url, route, round === 0));
+      }
+      rows.push({ route, database, repo402: median(ours), bare: median(theirs) });
     }
     if (memory) await remember('after the throughput runs');
   } finally {
@@ -205,7 +222,7 @@ const table = rows.map((row) => {
 const memoryTable = memoryRows.map((m) => `| ${m.database} | ${m.moment} | ${m.rssMb} | ${m.hwmMb} |`);
 const command = [
   'npm run bench --',
-  `--duration ${duration} --warmup ${warmup} --connections ${connections} --db ${values.db}`,
+  `--duration ${duration} --rounds ${rounds} --warmup ${warmup} --connections ${connections} --db ${values.db}`,
   ...(routeIds ? [`--routes ${routeIds.join(',')}`] : []),
   ...(memory ? [] : ['--skip-memory']),
 ].join(' ');
@@ -216,7 +233,7 @@ const report = `# repo402 public routes against the same bytes from bare Fastify
 
 ${startedAt.toISOString()}; ${cpus.length} × ${cpus[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}.
 Load average (1 / 5 / 15 min): ${load(loadAtStart)} at the start, ${load(loadAtEnd)} at the end; ${minutes} min in all.
-${connections} connections, ${warmup} s warm-up then ${duration} s per measurement; repo402 and the bare route alternate route by route.
+${connections} connections; per route ${rounds} rounds of ${duration} s, repo402 then the bare route in each (after a ${warmup} s warm-up of each in the first), each side's median round shown.
 Targets (issue 18, public read routes): at least ${TARGET_RATIO} of the bare route, p99 at most ${TARGET_P99_MS} ms.
 
 | route | database | repo402 req/s | bare req/s | ratio | repo402 p99 ms | bare p99 ms | errors or other status (repo402 / bare) | target |
