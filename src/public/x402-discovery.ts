@@ -1,11 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { listLiveListings } from '../listings/catalog.js';
 import { paymentRail } from '../payments/context.js';
 import { offerFor, pricedListing } from '../payments/offer.js';
 import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
-import { cacheSlot } from '../platform/caches.js';
+import { listingCacheSlot } from '../platform/caches.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
@@ -41,17 +40,14 @@ const DiscoverySchema = z
   })
   .meta({ id: 'X402Discovery' });
 
-/** The app's one document (its base URL and catalogue), kept ten seconds or until a listing changes. */
-const discoveryCache = cacheSlot((caches) => {
-  const cache = new LRUCache<'doc', Prebuilt>({ max: 1, ttl: 10_000 });
-  caches.onListingChanged(() => cache.clear());
-  return cache;
-});
+/** The app's one document (its base URL and catalogue), dropped whole when any listing changes. */
+const discoveryCache = listingCacheSlot<Prebuilt>({ max: 1, ttlMs: 1000, keyedByListing: false });
 
-async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
-  const cache = ctx.caches.get(discoveryCache);
-  const cached = cache.get('doc');
-  if (cached) return cached;
+function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
+  return ctx.caches.get(discoveryCache).get('doc', () => buildDiscoveryDocument(ctx));
+}
+
+async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
   const { baseUrl } = ctx.config;
   const rail = await paymentRail(ctx);
   const live = await listLiveListings(ctx.database.db, MAX_RESOURCES);
@@ -90,7 +86,6 @@ async function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
       `GET a resource for its 402, sign accepts[0] and repeat the GET with PAYMENT-SIGNATURE and X-Quote-Id (the 402 body's top-level extra.quote_id; the official client echoes it in the payment itself). ` +
       `Read the free manifest first (metadata.manifest_url). Skill: ${baseUrl}${SKILL_PATH}. MCP: ${baseUrl}/api/mcp.`,
   });
-  cache.set('doc', doc);
   return doc;
 }
 

@@ -78,12 +78,17 @@ async function publicReads(t: Pick<PaymentsTestApp, 'app'>, fixture: ListingFixt
   const label = await get(`/api/label/${path}`);
   const page = await get(`/${path}`);
   const log = await get(`/api/v/${path}/releases`);
+  const discovery = await get('/.well-known/x402');
+  const listed = (
+    discovery.json().items as { accepts: { amount: string }[]; metadata: { channel: string } }[]
+  ).find((item) => item.metadata.channel === path);
   return {
     offer: offer.statusCode === 402 ? offer.json().accepts[0].amount : offer.statusCode,
     status: status.statusCode === 200 ? status.json().price_micro : status.statusCode,
     label: label.statusCode === 200 ? label.json().price_micro : label.statusCode,
     page: page.body.match(/\$[0-9.]+/)?.[0],
     versions: log.statusCode === 200 ? log.json().releases.map((r: { version: string }) => r.version) : [],
+    discovery: listed?.accepts[0]?.amount,
   };
 }
 
@@ -111,11 +116,16 @@ describe.each(BACKENDS)('listing changes reach the cached public reads on %s', (
       label: '2000000',
       page: '$2.00',
       versions: ['1.0.0'],
+      discovery: '2000000',
     });
 
-    // A shared cache must key the anonymous status by both the origin and the wallet header.
-    const vary = (await t.app.inject({ url: `/api/v/${fixture.owner}/${fixture.slug}` })).headers.vary;
-    expect(String(vary).split(/,\s*/)).toEqual(expect.arrayContaining(['Origin', 'X-Wallet-Signature']));
+    // A shared cache must key the status by the wallet header; the CORS answer is the same for every origin.
+    const anonymous = await t.app.inject({
+      url: `/api/v/${fixture.owner}/${fixture.slug}`,
+      headers: { origin: 'https://agent.example' },
+    });
+    expect(String(anonymous.headers.vary).split(/,\s*/)).toContain('X-Wallet-Signature');
+    expect(anonymous.headers['access-control-allow-origin']).toBe('*');
 
     expect((await patchListing(t, fixture, { price_micro: '3500000' })).statusCode).toBe(200);
     expect(await publicReads(t, fixture)).toMatchObject({
@@ -123,6 +133,7 @@ describe.each(BACKENDS)('listing changes reach the cached public reads on %s', (
       status: '3500000',
       label: '3500000',
       page: '$3.50',
+      discovery: '3500000',
     });
 
     await addRelease(t, fixture, '1.1.0');
