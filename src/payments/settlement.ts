@@ -300,12 +300,12 @@ function validAfterOf(payment: PaymentRow): Date | undefined {
 /** Claims `payment` for one attempt, or reports why it cannot be. */
 export async function claimForSettlement(ctx: AppContext, paymentId: string): Promise<Claim> {
   const now = ctx.clock.now();
-  return claimPayment(
-    ctx.database.db,
-    paymentId,
-    now,
-    new Date(now.getTime() + ctx.config.payments.settlementTimeoutMs + LEASE_MARGIN_MS),
-  );
+  return claimPayment(ctx.database.db, paymentId, now, leaseUntil(ctx, now));
+}
+
+/** How long one attempt holds a payment: the settle's timeout and a margin to record its answer. */
+export function leaseUntil(ctx: AppContext, now: Date): Date {
+  return new Date(now.getTime() + ctx.config.payments.settlementTimeoutMs + LEASE_MARGIN_MS);
 }
 
 /** Settlements this context is driving: waiters here await them instead of polling the database. */
