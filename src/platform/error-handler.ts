@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +11,7 @@ import { AppError, errorBody, type Issue, isAppError } from './errors.js';
  * validation errors, unknown routes, and faults we did not foresee (as `internal`, without a stack).
  */
 export function installErrorHandling(app: FastifyInstance, baseUrl: string, bodyLimitBytes: number): void {
+  trackLastExchange(app.server);
   app.setNotFoundHandler((request) => {
     const path = request.url.split('?')[0]!;
     throw new AppError('not_found', {
@@ -154,7 +155,7 @@ function rawErrorResponse(baseUrl: string, error: AppError): string {
  */
 export function clientErrorHandler(baseUrl: string) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    if (error.code === 'ECONNRESET' || !socket.writable || answeredBeforeItsBody(socket)) {
       socket.destroy();
       return;
     }
@@ -166,6 +167,25 @@ export function clientErrorHandler(baseUrl: string) {
           : 'malformed HTTP request';
     socket.end(rawErrorResponse(baseUrl, AppError.invalid([{ field: 'request', reason }])));
   };
+}
+
+/** The last request on each connection and its response, for `clientErrorHandler`. */
+const lastExchange = new WeakMap<Socket, { request: IncomingMessage; response: ServerResponse }>();
+
+function trackLastExchange(server: Server): void {
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    lastExchange.set(request.socket, { request, response });
+  });
+}
+
+/**
+ * A route may answer before reading the body (a refused content type, say); if that body then
+ * fails to parse, the error belongs to a request already answered, and a second response on the
+ * connection would be one the client never asked for. The connection is closed instead.
+ */
+function answeredBeforeItsBody(socket: Socket): boolean {
+  const last = lastExchange.get(socket);
+  return last !== undefined && !last.request.complete && last.response.headersSent;
 }
 
 /** Node hands CONNECT requests to a separate event; no route here serves them. */
