@@ -13,6 +13,15 @@ import {
   signedChallenge,
   walletSignatureHeader,
 } from '../identity/support.js';
+import {
+  buyUrl,
+  createPaymentsApp,
+  fundedWallet,
+  type PaymentsTestApp,
+  publishListing,
+  quote,
+  signAuthorization,
+} from '../payments/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import { type PublishedFixture, publishedListingFixture } from '../support/listings.js';
@@ -30,7 +39,8 @@ import {
  * route is called by every wrong caller (no key, malformed keys, the owner's rotated key, the
  * owner's expired and signed-out session keys, the owner's key without the route's scope, another
  * creator's full key on the owner's resource) and every wallet route with every wrong signature
- * (another wallet's, a used challenge, an expired one). Each must get the spec's error, learn
+ * (another wallet's, a used challenge, an expired one), and the buy route's EIP-712 payment
+ * authorizations with the same three wrongs. Each must get the spec's error, learn
  * nothing of the owner's data and change nothing in the database. Every operation of the document
  * must have a row in MATRIX below, so a new route cannot be added without deciding how it is guarded.
  */
@@ -57,6 +67,8 @@ interface KeyRow {
 /** A route whose security lists `walletSignature`; `params` are its path values for the owner's listing. */
 interface WalletRow {
   kind: 'wallet';
+  /** The route also takes a `PAYMENT-SIGNATURE` (an EIP-712 USDC authorization): tried below with the same wrongs. */
+  payment?: true;
   /** What a good signature gets on the owner's published listing, so the refusals are refusals of the signature alone. */
   goodStatus: number;
 }
@@ -165,7 +177,7 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/creators/me/ledger': { kind: 'key', foreignId: { none: 'the caller’s own ledger' } },
   'GET /api/creators/me/payouts': { kind: 'key', foreignId: { none: 'the caller’s own payouts' } },
 
-  'GET /api/r/{owner}/{slug}': { kind: 'wallet', goodStatus: 402 },
+  'GET /api/r/{owner}/{slug}': { kind: 'wallet', goodStatus: 402, payment: true },
   'GET /api/r/{owner}/{slug}/v/{version}': { kind: 'wallet', goodStatus: 403 },
   'GET /api/v/{owner}/{slug}': { kind: 'wallet', goodStatus: 200 },
   'GET /api/entitlements': { kind: 'wallet', goodStatus: 200 },
@@ -266,6 +278,9 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
           ? 'wallet'
           : 'open';
       expect(row.kind, route.name).toBe(declared);
+      expect(row.kind === 'wallet' && row.payment === true, `${route.name} takes PAYMENT-SIGNATURE`).toBe(
+        acceptsScheme(route, 'paymentSignature'),
+      );
     }
     // Every `creator` route is guarded by a key, but registration, which has none to give yet.
     const creatorRoutes = routes.filter((route) => route.tags.includes('creator'));
@@ -461,6 +476,58 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
         t.clock.advance(CHALLENGE_TTL_MS + 1000);
         return header;
       });
+    });
+  });
+
+  describe('payment signatures', () => {
+    let p: PaymentsTestApp;
+    let onSale: PublishedFixture;
+    beforeAll(async () => {
+      // The chain and the x402 client use the real time: a payments app of its own, its clock at now.
+      p = await createPaymentsApp({ backend });
+      onSale = await publishListing(p, { priceMicro: 2_000_000n });
+    });
+    afterAll(async () => p?.close());
+
+    const pay = (header: string, quoteId: string) =>
+      p.app.inject({ url: buyUrl(onSale), headers: { 'payment-signature': header, 'x-quote-id': quoteId } });
+
+    it('refuses an authorization signed by another wallet, an expired one and a used one, changing nothing', async () => {
+      const paying = routes
+        .filter((route) => (MATRIX[route.name] as WalletRow).payment)
+        .map((route) => route.name);
+      expect(paying).toEqual(['GET /api/r/{owner}/{slug}']);
+      const offer = await quote(p, onSale);
+      const payer = await fundedWallet(p, 5_000_000n);
+      const past = BigInt(Math.floor(Date.now() / 1000) - 5);
+      const refuse = async (name: string, header: string, status: number, code: string) => {
+        const before = await databaseSnapshot(p);
+        const res = await pay(header, offer.extra.quote_id);
+        const body = expectSpecError(res, p.config.baseUrl, name);
+        expect({ status: res.statusCode, code: body.code }, `${name}: ${res.body}`).toEqual({ status, code });
+        expect(res.body, name).not.toContain('download_url');
+        expect(await databaseSnapshot(p), `${name}: the database changed`).toBe(before);
+      };
+      // Before the payer holds the version: once it does, any authorization it signed proves a holder
+      // (DESIGN.md item 6) and is answered with its own version, without a payment.
+      await refuse(
+        'signed by another wallet',
+        await signAuthorization(offer, payer, {}, newWallet()),
+        401,
+        'invalid_signature',
+      );
+      await refuse(
+        'expired',
+        await signAuthorization(offer, payer, { validBefore: past }),
+        402,
+        'expired_authorization',
+      );
+      const used = await signAuthorization(offer, payer);
+      const first = await pay(used, offer.extra.quote_id);
+      expect(first.statusCode, first.body).toBe(200);
+      await refuse('already used', used, 409, 'replay');
+      // Charged once, for the one good payment.
+      expect(await p.rail.devnet!.balanceOf(payer.address)).toBe(3_000_000n);
     });
   });
 
