@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
@@ -51,6 +51,7 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     async (request, reply) => {
       requireAccept(request.headers.accept, ['application/json', 'text/event-stream']);
       requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
+      requireJsonRpcMessage(request.body);
       const server = createMcpServer(ctx, {
         country: requestCountry(ctx.config.compliance, request.headers),
         log: request.log,
@@ -97,8 +98,12 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags: ['public'],
         summary: 'End an MCP session',
-        description: 'Always 200: a stateless server keeps no session to end.',
-        response: { 200: z.null().meta({ description: 'Empty' }), ...errorResponses('rate_limited') },
+        description:
+          'Always 200 for a well-formed request: a stateless server keeps no session to end. A body that does not parse as its content type is still a 400.',
+        response: {
+          200: z.null().meta({ description: 'Empty' }),
+          ...errorResponses('invalid_request', 'rate_limited'),
+        },
       },
       config: rateLimitConfig(ctx.config, 'mcp'),
     },
@@ -121,6 +126,22 @@ function requireAccept(accept: string | undefined, needed: string[]): void {
   const missing = needed.filter((type) => !listed.includes(type));
   if (missing.length > 0) {
     throw AppError.invalid([{ field: 'accept', reason: `must list ${needed.join(' and ')}` }]);
+  }
+}
+
+/**
+ * The body schema above documents the envelope; the SDK then holds each message to its own strict
+ * schema (a method or a result, params an object, no extra fields) and answers a miss with a
+ * JSON-RPC parse error. Checking with the SDK's schema first keeps that refusal in our error body.
+ */
+function requireJsonRpcMessage(body: unknown): void {
+  if (!JSONRPCMessageSchema.safeParse(body).success) {
+    throw AppError.invalid([
+      {
+        field: 'body',
+        reason: 'not a JSON-RPC 2.0 request, notification, result or error as MCP defines them',
+      },
+    ]);
   }
 }
 

@@ -46,18 +46,21 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string, body
   });
 }
 
-/** Errors Fastify raises before routing (undecodable URL, over-long parameter), outside the error handler. */
+/**
+ * Errors Fastify raises before routing, outside the error handler. An undecodable URL is a
+ * malformed request; a path segment longer than the router's limit names nothing the service has
+ * (handles, slugs, ids, versions and download tokens are all far shorter), so it is not found, as
+ * every route with path parameters documents, rather than a 400 that routes such as
+ * `GET /{owner}/{slug}` never promise.
+ */
 export function frameworkErrorHandler(baseUrl: string) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const appError =
-      error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? AppError.invalid([
-            {
-              field: 'url',
-              reason: error.code === 'FST_ERR_BAD_URL' ? 'not a valid URL' : 'path segment too long',
-            },
-          ])
-        : new AppError('internal', { cause: error });
+      error.code === 'FST_ERR_BAD_URL'
+        ? AppError.invalid([{ field: 'url', reason: 'not a valid URL' }])
+        : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new AppError('not_found', { message: 'No resource has a path segment this long' })
+          : new AppError('internal', { cause: error });
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
     reply
       .code(appError.status)

@@ -84,6 +84,35 @@ describe('MCP endpoint transport', () => {
     });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).code).toBe('invalid_request');
+
+    // Issue 19's fuzz: envelopes our schema let through but the SDK refuses (no method nor result,
+    // params not an object, an extra field) got the SDK's JSON-RPC parse error, not our error body.
+    for (const envelope of [
+      { jsonrpc: '2.0' },
+      { jsonrpc: '2.0', id: 3, method: 'ping', params: 'x' },
+      { jsonrpc: '2.0', id: 4, method: 'ping', extra: true },
+    ]) {
+      const res = await fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: BOTH },
+        body: JSON.stringify(envelope),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        code: 'invalid_request',
+        details: { issues: [{ field: 'body' }] },
+      });
+    }
+
+    // DELETE takes no body, but one that does not parse is a documented 400, not a fault.
+    const deleted = await fetch(`${base}/api/mcp`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(deleted.status).toBe(400);
+    expect((await deleted.json()).code).toBe('invalid_request');
+    expect(t.app.swagger().paths?.['/api/mcp']?.delete?.responses).toHaveProperty('400');
   });
 
   it('GET opens a quiet SSE stream that ends after its lifetime; the per-IP cap refuses more', async () => {

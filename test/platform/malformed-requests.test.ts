@@ -322,6 +322,24 @@ describe('malformed requests', () => {
     // Hundreds of requests, one per case and route: slow on a loaded two-core machine.
   }, 180_000);
 
+  it('answers a path segment longer than the router takes as not found, which every such route documents', async () => {
+    // Issue 19's fuzz: this was a 400 that GET /{owner}/{slug} and the label route never document.
+    const long = 'a'.repeat(600);
+    for (const url of [
+      `/${long}/kit`,
+      `/api/label/${long}/kit`,
+      `/api/listings/${long}`,
+      `/api/download/${long}`,
+    ]) {
+      const res = await t.app.inject({ url });
+      expect({ url, status: res.statusCode, code: res.json().code }).toEqual({
+        url,
+        status: 404,
+        code: 'not_found',
+      });
+    }
+  });
+
   it('names each failing field in details.issues', async () => {
     const res = await rawRequest(
       port,
