@@ -64,8 +64,9 @@ export const EntitlementsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).optional(),
 });
 
+/** Any string: a token that is not one of ours is an unknown download (`404`), as a name that cannot exist is. */
 export const DownloadParams = z.object({
-  token: z.string().regex(/^[A-Za-z0-9._-]{1,2048}$/, 'not a download token'),
+  token: z.string().meta({ description: 'The signed token of a download_url' }),
 });
 
 /** A release's trust report in three numbers, as the scan stores them. */

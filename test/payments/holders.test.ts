@@ -202,7 +202,15 @@ describe.each(BACKENDS)('holders on %s', (backend) => {
     const forged = Buffer.from(JSON.stringify({ l: fixture.listingId, v: '9.9.9', e: 9e9 })).toString(
       'base64url',
     );
-    for (const bad of [`${kind}.${forged}.${mac}`, `${kind}.${body}.${'A'.repeat(43)}`, 'nonsense']) {
+    // Not even shaped like a token (a space, a quote, a percent-encoded NUL): unknown, like the rest.
+    for (const bad of [
+      `${kind}.${forged}.${mac}`,
+      `${kind}.${body}.${'A'.repeat(43)}`,
+      'nonsense',
+      'a%20b',
+      '%22x%22',
+      '%00',
+    ]) {
       const res = await t.app.inject({ url: `/api/download/${bad}` });
       expect(res.statusCode).toBe(404);
       expect(res.json().code).toBe('not_found');

@@ -31,17 +31,6 @@ const SEED = fuzzSeed(process.env.FUZZ_SEED);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const STREAM_RUNS = 8;
 
-/**
- * Answers the app gives that its OpenAPI document does not list, each waiting for a fix outside
- * this test's reach. The test fails once the document lists the status, so the row leaves with the fix.
- */
-const UNDOCUMENTED: Record<string, { status: number; fix: string }> = {
-  'GET /api/download/{token}': {
-    status: 400,
-    fix: 'a token failing DownloadParams’ pattern is 400 invalid_request; list invalid_request in the route’s errorResponses (src/payments/routes.ts, under parallel work in issue 19)',
-  },
-};
-
 /** SPEC.md: an unpaid request to a priced listing gets the payment-required body (x402 v2), not an error body. */
 function isPaywall(res: { statusCode: number; body: string }): boolean {
   if (res.statusCode !== 402) return false;
@@ -389,12 +378,6 @@ describe.each(BACKENDS)('every route under generated input on %s', (backend) => 
   });
   afterAll(async () => t?.close());
 
-  it('still needs each UNDOCUMENTED row: the document does not list its status yet', () => {
-    for (const [name, { status }] of Object.entries(UNDOCUMENTED)) {
-      expect(routes.find((route) => route.name === name)?.statuses, name).not.toContain(status);
-    }
-  });
-
   it(
     `answers every generated request with a spec answer (seed ${SEED}, ${RUNS} cases per route)`,
     async () => {
@@ -417,11 +400,10 @@ describe.each(BACKENDS)('every route under generated input on %s', (backend) => 
           expect(res.statusCode, `${context}: ${res.body.slice(0, 500)}`).toBeLessThan(500);
           if (res.statusCode >= 400 && !isPaywall(res)) {
             expectSpecError(res, t.config.baseUrl, context);
-            const documented = [...route.statuses];
-            if (UNDOCUMENTED[route.name]) documented.push(UNDOCUMENTED[route.name]!.status);
-            expect(documented, `${context}: ${res.statusCode} is not documented for ${route.name}`).toContain(
-              res.statusCode,
-            );
+            expect(
+              route.statuses,
+              `${context}: ${res.statusCode} is not documented for ${route.name}`,
+            ).toContain(res.statusCode);
           }
         });
         try {
