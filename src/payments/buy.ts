@@ -205,6 +205,7 @@ async function payWith(
   const holding = await holdingOf(db, payer, listing.id);
   const existing = await findPayment(db, key.asset, key.payer, key.nonce);
   if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
+  assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
@@ -268,6 +269,27 @@ async function payWith(
     if (holder) return whileSlotTaken(ctx, holder);
   }
   throw pending('settlement_pending');
+}
+
+/**
+ * A new authorization must be one this service could settle: paying its address, not expired.
+ * The owner's grant and a free record take it as proof of its wallet, and an authorization that
+ * wallet signed for anyone else becomes public once it is executed on chain; replayed here, it
+ * must not unlock what the wallet owns.
+ */
+function assertSettleableHere(payment: DecodedPayment, rail: PaymentRail, now: Date): void {
+  const { authorization } = payment;
+  if (authorization.to.toLowerCase() !== rail.payTo.toLowerCase()) {
+    throw new AppError('authorization_mismatch', {
+      message: "The authorization pays another address than this service's; sign this listing's 402",
+      details: { mismatched: ['authorization.to'] },
+    });
+  }
+  if (authorization.validBefore <= BigInt(Math.floor(now.getTime() / 1000))) {
+    throw new AppError('expired_authorization', {
+      message: 'The authorization has expired; request the resource again for a fresh 402 and sign it',
+    });
+  }
 }
 
 /**

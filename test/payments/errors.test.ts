@@ -104,6 +104,27 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     expect(await db.select().from(purchases).where(eq(purchases.listingId, free.listingId))).toEqual([]);
   });
 
+  it('an authorization proves its wallet for an owner grant only if it pays this service and is still valid', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const holder = await fundedWallet(t, 5_000_000n);
+    expect((await buy(t, fixture, holder)).statusCode).toBe(200);
+    const pr = await quote(t, fixture);
+    // The holder paying someone else, as anyone can read it from the chain once executed.
+    const elsewhere = await signAuthorization(pr, holder, { to: newWallet().address });
+    const refused = await pay(fixture, elsewhere, pr.extra.quote_id);
+    expectCode(refused, 400, 'authorization_mismatch');
+    expect(refused.json().details.mismatched).toEqual(['authorization.to']);
+    const past = BigInt(Math.floor(t.clock.now().getTime() / 1000)) - 10n;
+    const expired = await signAuthorization(pr, holder, { validBefore: past });
+    expectCode(await pay(fixture, expired, pr.extra.quote_id), 402, 'expired_authorization');
+    // Neither was a grant; the holder's own fresh authorization is, and nothing is charged.
+    const fresh = await pay(fixture, await signAuthorization(pr, holder), pr.extra.quote_id);
+    expect(fresh.statusCode, fresh.body).toBe(200);
+    expect(fresh.json().kind).toBe('owned');
+    expect(await t.rail.devnet!.balanceOf(holder.address)).toBe(3_000_000n);
+  });
+
   it("authorization_mismatch for an authorization recorded for another listing, whatever its row's state", async () => {
     t = await createPaymentsApp({ backend });
     const cheap = await publishListing(t, { priceMicro: 10_000n, slug: 'cheap-kit' });
@@ -142,8 +163,10 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
 
     const fresh = await quote(t, fixture);
     t.clock.advance(301_000);
+    // The quote expired; the authorization, signed for the later moment, has not.
+    const validBefore = BigInt(Math.floor(t.clock.now().getTime() / 1000)) + 300n;
     expectCode(
-      await pay(fixture, await signPayment(fresh, wallet), fresh.extra.quote_id),
+      await pay(fixture, await signAuthorization(fresh, wallet, { validBefore }), fresh.extra.quote_id),
       409,
       'price_changed',
     );
