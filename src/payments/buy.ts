@@ -429,7 +429,10 @@ async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> 
   });
 }
 
-/** Checks the signed authorization against what the quote asked for, before the facilitator. */
+/**
+ * Checks the signed authorization against what the quote asked for, before the facilitator. Its
+ * recipient and expiry were checked already, for every new authorization (`assertSettleableHere`).
+ */
 function assertMatchesRequirements(
   payment: DecodedPayment,
   requirements: ReturnType<typeof requirementsFor>,
@@ -443,8 +446,6 @@ function assertMatchesRequirements(
   if (accepted.asset.toLowerCase() !== requirements.asset.toLowerCase()) mismatches.push('asset');
   if (accepted.payTo.toLowerCase() !== requirements.payTo.toLowerCase()) mismatches.push('payTo');
   if (accepted.amount !== requirements.amount) mismatches.push('amount');
-  if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase())
-    mismatches.push('authorization.to');
   if (authorization.value !== parseMicroUsdc(requirements.amount)) mismatches.push('authorization.value');
   const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
   if (authorization.validAfter > nowSeconds) mismatches.push('authorization.validAfter (not yet valid)');

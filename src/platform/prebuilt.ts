@@ -37,6 +37,6 @@ export function sendPrebuilt(
 }
 
 /** Sends JSON the service serialised itself (sent as it is, without the route's serializer). */
-export function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
+export function sendJsonText(reply: FastifyReply, json: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
