@@ -73,6 +73,40 @@ function worker(config: Config): Promise<void> {
   });
 }
 
+/** The process that keeps the hosted repositories, for API processes started with GIT_HOST_URL. */
+function gitHost(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    const { startGitHost } = await import('./git-host.js');
+    const host = await startGitHost(config);
+    return { log: host.runtime.ctx.log, close: () => host.close() };
+  });
+}
+
+/** The devnet chain and facilitator over HTTP, for processes in mainnet mode to share. */
+function devnetServe(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    const { startDevnetServer } = await import('./payments/devnet/serve.js');
+    const { startOperatorSocket } = await import('./operations.js');
+    const runtime = await createContext(config, { openPayments: true });
+    try {
+      const server = await startDevnetServer(runtime.ctx, config);
+      // `repo402 devnet fund` with this DATA_DIR mints on this chain.
+      const control = await startOperatorSocket(runtime.ctx);
+      return {
+        log: runtime.ctx.log,
+        async close() {
+          await control?.close();
+          await server.close();
+          await runtime.close();
+        },
+      };
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
+  });
+}
+
 function positiveCount(value: string): number {
   const count = Number(value);
   if (!/^[0-9]+$/.test(value) || count < 1 || count > 1000) {
@@ -96,6 +130,13 @@ program
   .command('worker')
   .description('run the background job workers only (several may run against one PostgreSQL)')
   .action(() => worker(loadConfig()));
+
+program
+  .command('git-host')
+  .description(
+    'run the git host: SSH, the hosted repositories and their release cuts, for API processes started with GIT_HOST_URL',
+  )
+  .action(() => gitHost(loadConfig()));
 
 program
   .command('migrate')
@@ -141,9 +182,14 @@ advisories
     if (result.ecosystems.some((e) => e.outcome === 'failed')) process.exitCode = 1;
   });
 
-program
-  .command('devnet')
-  .description('the local devnet chain (PAYMENTS_MODE=devnet)')
+const devnet = program.command('devnet').description('the local devnet chain (PAYMENTS_MODE=devnet)');
+devnet
+  .command('serve')
+  .description(
+    'serve the devnet chain as a JSON-RPC node (/rpc) and an x402 facilitator (/facilitator) on HOST:PORT',
+  )
+  .action(() => devnetServe(loadConfig()));
+devnet
   .command('fund <address> <micro-usdc>')
   .description('mint test USDC to an address; prints the transaction hash')
   .action(async (address: string, micro: string) => {

@@ -56,6 +56,11 @@ const EnvSchema = z.object({
     .optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   WORKERS: bool.default(true),
+  /**
+   * The git host's operations endpoint (`repo402 git-host`): set, this process keeps no
+   * repositories and runs no SSH server; hosted repositories are reached through that process.
+   */
+  GIT_HOST_URL: url(['http:', 'https:']).optional(),
   RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
@@ -217,6 +222,11 @@ export interface Config {
   cutWorkerTimeoutMs: number;
   /** Whether `serve` also runs the background job workers. */
   workers: boolean;
+  /**
+   * Where the hosted repositories live when not in this process (a stateless API process or a
+   * worker): the git host's operations URL. Unset, they are under DATA_DIR/repos here.
+   */
+  gitHostUrl?: string;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
   mcp: { streamSeconds: number; streamsPerIp: number };
   /** Base JSON-RPC endpoint for smart-wallet signatures; without it only plain wallets verify. */
@@ -352,6 +362,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
   }
   const github = githubAppConfig(e);
+  if (e.GIT_HOST_URL) {
+    // A process without repositories shares everything else: one database, one blob store, one
+    // secret (the git host's token and every signed token derive from it).
+    const missing = (['DATABASE_URL', 'S3_BUCKET', 'APP_SECRET'] as const).filter((name) => !e[name]);
+    if (missing.length > 0)
+      throw new ConfigError(
+        missing.map((name) => `${name}: required with GIT_HOST_URL (processes without local state share it)`),
+      );
+  }
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError([
       'HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
@@ -373,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     cutWorkerTimeoutMs: e.CUT_WORKER_TIMEOUT_SECONDS * 1000,
     workers: e.WORKERS,
+    gitHostUrl: e.GIT_HOST_URL?.replace(/\/+$/, ''),
     rateLimits: {
       public: e.RATE_LIMIT_PUBLIC,
       auth: e.RATE_LIMIT_AUTH,

@@ -2,7 +2,13 @@ import { z } from 'zod';
 import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
-import type { Operation, Operations } from './platform/control.js';
+import {
+  type ControlServer,
+  controlSocketPath,
+  type Operation,
+  type Operations,
+  startControlServer,
+} from './platform/control.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 
@@ -43,3 +49,13 @@ export const operations = {
 } satisfies Operations;
 
 export type OperationName = keyof typeof operations;
+
+/** The CLI's way into a running process; one that cannot open it still runs, and says so. */
+export async function startOperatorSocket(ctx: AppContext): Promise<ControlServer | undefined> {
+  try {
+    return await startControlServer({ socketPath: controlSocketPath(ctx.config.dataDir) }, ctx, operations);
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'control socket unavailable; CLI commands will not reach this process');
+    return undefined;
+  }
+}

@@ -9,6 +9,7 @@ import type { AppContext } from './context.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { configuredDatabase } from './db/existing.js';
 import { migrate } from './db/migrate.js';
+import { localRepositories, remoteRepositories } from './git/repositories.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
 import { openBlobStore } from './platform/blobs-config.js';
@@ -35,8 +36,12 @@ export interface ContextOptions {
   database?: Database;
   /** Otherwise APP_SECRET, or the secret kept in DATA_DIR. */
   appSecret?: Buffer;
-  /** `none` for one-off commands; `queue` to send jobs; `workers` to also run them here. */
-  jobs?: 'none' | 'queue' | 'workers';
+  /**
+   * `none` for one-off commands; `queue` to send jobs; `workers` to also run them here (those that
+   * need the repositories only when this process keeps them); `repository-workers` for the git
+   * host, which runs only the jobs that need them.
+   */
+  jobs?: 'none' | 'queue' | 'workers' | 'repository-workers';
   /** The jobs the queue serves; every domain's by default (tests run a few of their own). */
   jobSpecs?: AnyJobSpec<AppContext>[];
   /** Open the payment rail at start; by default only processes with a job queue do. */
@@ -115,13 +120,20 @@ export async function createContext(config: Config, options: ContextOptions = {}
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
+      repositories: config.gitHostUrl
+        ? remoteRepositories(config.gitHostUrl, appSecret)
+        : localRepositories(() => ctx),
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
     // journal); one-off commands open it on first use.
     if (options.openPayments ?? mode !== 'none') {
       await (await import('./payments/context.js')).paymentRail(ctx);
     }
-    if (mode === 'workers') await jobs!.startWorkers(ctx, log);
+    if (mode === 'workers') {
+      await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));
+    } else if (mode === 'repository-workers') {
+      await jobs!.startWorkers(ctx, log, (spec) => spec.needsRepositories === true);
+    }
     return { ctx, close };
   } catch (error) {
     await close();

@@ -29,6 +29,11 @@ export interface JobSpec<T, C> {
    * one active, `stately` one of each. `standard` (the default) does not deduplicate by key.
    */
   policy?: PgBoss.QueuePolicy;
+  /**
+   * Runs only in a process that keeps the hosted repositories (the git host, or any process
+   * without GIT_HOST_URL): a release cut reads the repository on disk.
+   */
+  needsRepositories?: boolean;
 }
 
 // A table of specs of any data type; each one parses its own data before running.
@@ -115,9 +120,13 @@ export class JobQueue<C> {
     return id;
   }
 
-  /** Starts a worker per job, and the schedules of periodic ones. */
-  async startWorkers(ctx: C, log: FastifyBaseLogger): Promise<void> {
-    for (const spec of this.specs) {
+  /** Starts a worker per job that `runsHere` (all by default), and the schedules of periodic ones. */
+  async startWorkers(
+    ctx: C,
+    log: FastifyBaseLogger,
+    runsHere: (spec: AnyJobSpec<C>) => boolean = () => true,
+  ): Promise<void> {
+    for (const spec of this.specs.filter(runsHere)) {
       const workerId = await this.boss.work(
         spec.name,
         { pollingIntervalSeconds: 1, batchSize: 1, includeMetadata: true },

@@ -9,7 +9,7 @@ import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 import { type ServerProcess, startServerProcess } from '../support/process.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   createPaymentsApp,
   type ListingFixture,

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerEntries, payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { BACKENDS } from '../support/db.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   addRelease,
   buy,

@@ -5,7 +5,7 @@ import { payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { reconcilePayments } from '../../src/payments/reconcile.js';
 import { BACKENDS } from '../support/db.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   buyUrl,
   createPaymentsApp,

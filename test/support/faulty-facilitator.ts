@@ -14,6 +14,8 @@ export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse'
 export interface FaultyFacilitator {
   url: string;
   mode: SettleMode;
+  /** Picks each settle's mode by its number (1-based) instead of `mode`: faults for some settles only. */
+  plan?: (settle: number) => SettleMode;
   delayMs: number;
   settles: number;
   /** Settles that completed on the inner facilitator. */
@@ -30,7 +32,12 @@ async function readJson(
 }
 
 export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<FaultyFacilitator> {
-  const state = { mode: 'ok' as SettleMode, delayMs: 0, settles: 0, settled: 0 };
+  const state: Pick<FaultyFacilitator, 'mode' | 'plan' | 'delayMs' | 'settles' | 'settled'> = {
+    mode: 'ok',
+    delayMs: 0,
+    settles: 0,
+    settled: 0,
+  };
   const server: Server = createServer(async (request, response) => {
     const send = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -44,7 +51,7 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
         return send(200, await inner.verify(body.paymentPayload, body.paymentRequirements));
       if (request.url !== '/settle') return send(404, { error: 'not found' });
       state.settles += 1;
-      const mode = state.mode;
+      const mode = state.plan?.(state.settles) ?? state.mode;
       if (mode === 'fail') return send(500, { error: 'facilitator unavailable' });
       if (mode === 'refuse') {
         return send(200, {
