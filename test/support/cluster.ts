@@ -137,6 +137,24 @@ async function acceptsTcp(port: number): Promise<boolean> {
   });
 }
 
+/** A Redis server of the caller's own (the machine's binary, nothing kept on disk), to stop and start at will. */
+function privateRedis(port: number): ManagedProcess {
+  return managedProcess(
+    'redis',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {},
+    () => answersRedis(port),
+    `redis://127.0.0.1:${port}`,
+  );
+}
+
+export async function startPrivateRedis(): Promise<ManagedProcess> {
+  const redis = privateRedis(await freePort());
+  await redis.start();
+  return redis;
+}
+
 /** A round-robin HTTP proxy; an upstream that refuses the connection is skipped for the next. */
 export interface RoundRobinProxy {
   url: string;
@@ -282,16 +300,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   try {
-    const redisPort = await freePort();
-    const redis = await launch(
-      managedProcess(
-        'redis',
-        'redis-server',
-        ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        {},
-        () => answersRedis(redisPort),
-      ),
-    );
+    const redis = await launch(privateRedis(await freePort()));
     const s3Port = await freePort();
     const s3Dir = await dataDir('s3');
     const s3 = await launch(
@@ -343,7 +352,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl(databases[0]!),
       APP_SECRET: appSecret,
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      REDIS_URL: redis.url!,
       S3_BUCKET: CLUSTER_BUCKET,
       S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
       S3_ACCESS_KEY_ID: S3RVER_KEY,
