@@ -52,7 +52,7 @@ export async function seedBenchListings(
  * README and a package.json with 40 dependencies, so the manifest carries every computed field a
  * real one has (about 38 KB of JSON).
  */
-async function benchToolRepo(): Promise<string> {
+export async function benchToolRepo(): Promise<string> {
   const repo = await workRepo();
   const files: Record<string, string> = {
     'README.md': `# bench-tool\n\n${'A paragraph of README text for the benchmark, with `code` and *emphasis*.\n\n'.repeat(60)}`,

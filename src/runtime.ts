@@ -132,7 +132,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
     if (mode === 'workers') {
       await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));
     } else if (mode === 'repository-workers') {
-      await jobs!.startWorkers(ctx, log, (spec) => spec.needsRepositories === true);
+      // The git host is the one process that runs these: any still active are its own, orphaned.
+      const needsRepositories = (spec: AnyJobSpec<AppContext>) => spec.needsRepositories === true;
+      await jobs!.failOrphaned(needsRepositories, log);
+      await jobs!.startWorkers(ctx, log, needsRepositories);
     }
     return { ctx, close };
   } catch (error) {

@@ -7,7 +7,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
 import { gitOverSsh, workRepo } from '../releases/support.js';
-import { type Cluster, startCluster } from '../support/cluster.js';
+import { type Cluster, killGitHostMidCut, startCluster } from '../support/cluster.js';
 import { balanced, reconcileCluster, reconciliationLine } from '../support/cluster-reconcile.js';
 import { runCli } from '../support/process.js';
 import {
@@ -155,6 +155,43 @@ describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and 
     expect(((await refused.json()) as { code: string }).code).toBe('repo_too_large');
     await rm(deep.dir, { recursive: true, force: true });
   });
+
+  it('finishes a cut the git host was killed in the middle of, once it is back', async () => {
+    const work = await workRepo();
+    const remote = `ssh://git@127.0.0.1:${cluster.env.SSH_PORT}/${listing.owner}/${listing.slug}.git`;
+    const pulled = await gitOverSsh(work.dir, creator.key.file, ['pull', '-q', remote, 'main']);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    // Enough files that the cut's analysis takes a moment to kill it in.
+    for (let i = 0; i < 300; i++) {
+      await writeFile(
+        path.join(work.dir, `src/module-${i}.ts`),
+        `export const value${i} = ${i};\n`.repeat(40),
+      );
+    }
+    await work.git('add', '-A');
+    await work.git('commit', '-q', '-m', 'Second release');
+    await work.git('tag', 'v1.1.0');
+    const killed = killGitHostMidCut(cluster);
+    const pushed = await gitOverSsh(work.dir, creator.key.file, ['push', '-q', remote, 'main', 'v1.1.0']);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect(await killed).toBe(true);
+    const deadline = Date.now() + 120_000;
+    let latest: string | undefined;
+    while (latest !== '1.1.0' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const view = await api<{ latest_release: { version: string } | null }>(
+        cluster.url,
+        'GET',
+        `/api/listings/${listing.id}`,
+        200,
+        { apiKey: creator.apiKey },
+      );
+      latest = view.latest_release?.version;
+    }
+    expect(latest).toBe('1.1.0');
+    expect(cluster.gitHost.logs()).toContain('jobs left running by a previous run are retried');
+    await rm(work.dir, { recursive: true, force: true });
+  }, 180_000);
 
   it('answers the repository operations only to a holder of the installation secret', async () => {
     for (const authorization of [undefined, 'Bearer wrong', `Bearer ${cluster.env.APP_SECRET}`]) {

@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { HTTPFacilitatorClient } from '@x402/core/http';
+import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { gitHostToken } from '../../src/git/repositories.js';
 import { adminQuery } from './db.js';
@@ -427,5 +428,30 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Waits until the git host is running a release cut, kills it with SIGKILL there and starts it
+ * again; false when no cut became active within `timeoutMs` (nothing was killed).
+ */
+export async function killGitHostMidCut(cluster: Cluster, timeoutMs = 120_000): Promise<boolean> {
+  const db = new pg.Client({ connectionString: cluster.databaseUrl });
+  await db.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const active = await db.query(
+        `select 1 from pgboss.job where name = 'releases.cut' and state = 'active'`,
+      );
+      if (active.rowCount) {
+        await cluster.gitHost.restart();
+        return true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  } finally {
+    await db.end();
   }
 }

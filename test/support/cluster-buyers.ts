@@ -1,0 +1,199 @@
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { x402Client } from '@x402/fetch';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
+
+/**
+ * Buyers as agents behave with a flaky service between them and the chain, paying with the
+ * official x402 client's payloads. A careful buyer signs one payment and sends that same payment
+ * again while the answer is not final (a pending settlement, a timeout, a 5xx, a dropped
+ * connection), signing a new one only when told the old one can no longer be used. A careless one
+ * signs two or three payments for the same purchase and sends them all at once.
+ */
+
+export interface PurchaseOutcome {
+  ok: boolean;
+  /** The version bought (or found owned). */
+  version?: string;
+  /** Requests with a payment, all copies and retries. */
+  paymentRequests: number;
+  /** New payments signed after the first because an earlier one could no longer be used, and why. */
+  resigned: number;
+  resignedFor: string[];
+  /** The zip fetched from the grant's URL. */
+  downloaded: boolean;
+  /** From the first request to the grant. */
+  latencyMs: number;
+  /** How the last request ended, when not ok. */
+  failure?: string;
+}
+
+interface Grant {
+  download_url?: string;
+  version?: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function request(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  try {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // a proxy's or a dying process's answer
+    }
+    return { status: res.status, body };
+  } catch (error) {
+    return { status: 0, body: { code: (error as Error).name } };
+  }
+}
+
+/** Answers that mean "the same payment may still go through": send it again. */
+function retrySame(answer: Answer): boolean {
+  return (
+    answer.status === 0 ||
+    answer.status >= 500 ||
+    answer.status === 429 ||
+    (answer.status === 402 && answer.body.code === 'settlement_pending')
+  );
+}
+
+function signer(account: PrivateKeyAccount) {
+  return new x402Client().register('eip155:*', new ExactEvmScheme(account)).setSpendControls(false);
+}
+
+async function quote(resource: string, deadline: number): Promise<PaymentRequired | undefined> {
+  while (Date.now() < deadline) {
+    const answer = await request(resource);
+    if (answer.status === 402 && Array.isArray(answer.body.accepts))
+      return answer.body as unknown as PaymentRequired;
+    await sleep(1000);
+  }
+  return undefined;
+}
+
+async function download(url: string, deadline: number): Promise<boolean> {
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+      const bytes = await res.arrayBuffer();
+      if (res.ok && bytes.byteLength > 0) return true;
+    } catch {
+      // the store restarting
+    }
+    await sleep(1000);
+  }
+  return false;
+}
+
+/**
+ * Buys `resource` (`/api/r/{owner}/{slug}` on the tier's URL) with `copies` payments sent at once
+ * (1: a careful buyer), then downloads the zip. Gives up after `patienceMs`.
+ */
+export async function purchase(
+  resource: string,
+  account: PrivateKeyAccount,
+  { copies = 1, patienceMs = 360_000 }: { copies?: number; patienceMs?: number } = {},
+): Promise<PurchaseOutcome> {
+  const started = Date.now();
+  const deadline = started + patienceMs;
+  const client = signer(account);
+  const outcome: PurchaseOutcome = {
+    ok: false,
+    paymentRequests: 0,
+    resigned: 0,
+    resignedFor: [],
+    downloaded: false,
+    latencyMs: 0,
+  };
+  let grant: Grant | undefined;
+
+  const pay = async (required: PaymentRequired, careful: boolean): Promise<void> => {
+    let current = required;
+    let header = encodePaymentSignatureHeader(await client.createPaymentPayload(current));
+    while (!grant && Date.now() < deadline) {
+      outcome.paymentRequests += 1;
+      const quoteId = (current.accepts[0]?.extra as { quote_id?: string } | undefined)?.quote_id;
+      const answer = await request(resource, {
+        'payment-signature': header,
+        ...(quoteId ? { 'x-quote-id': quoteId } : {}),
+      });
+      if (answer.status === 200) {
+        grant = answer.body as Grant;
+        return;
+      }
+      if (answer.status === 409 && answer.body.code === 'replay') {
+        // Settled meanwhile (another copy, or our own earlier try): owned, and a re-fetch gives the grant.
+        const details = answer.body.details as { purchase?: { version?: string } } | undefined;
+        grant = { version: details?.purchase?.version };
+        return;
+      }
+      if (retrySame(answer)) {
+        await sleep(answer.status === 429 ? 2000 : 1500);
+        continue;
+      }
+      // This payment can no longer be used (expired, quote changed): a careful buyer signs anew.
+      outcome.failure = `${answer.status} ${String(answer.body.code ?? '')}`.trim();
+      if (!careful) return;
+      const fresh = await quote(resource, deadline);
+      if (!fresh) return;
+      current = fresh;
+      header = encodePaymentSignatureHeader(await client.createPaymentPayload(current));
+      outcome.resigned += 1;
+      outcome.resignedFor.push(outcome.failure);
+    }
+  };
+
+  const required = await quote(resource, deadline);
+  if (required) {
+    await Promise.all(Array.from({ length: copies }, (_, i) => pay(required, i === 0)));
+  } else outcome.failure = 'no 402 to pay';
+  if (grant) {
+    outcome.ok = true;
+    outcome.failure = undefined;
+    outcome.version = grant.version;
+    outcome.latencyMs = Date.now() - started;
+    // A `409 replay` carries the purchase, not a grant: the holder re-fetches for the download.
+    outcome.downloaded = grant.download_url
+      ? await download(grant.download_url, deadline)
+      : grant.version !== undefined && (await refetch(resource, grant.version, account));
+  }
+  return outcome;
+}
+
+/** A holder's free re-fetch of `version` of `resource` with a wallet signature, and the download. */
+export async function refetch(
+  resource: string,
+  version: string,
+  account: PrivateKeyAccount,
+  patienceMs = 120_000,
+): Promise<boolean> {
+  const deadline = Date.now() + patienceMs;
+  const { origin } = new URL(resource);
+  while (Date.now() < deadline) {
+    const challenge = await request(
+      `${origin}/api/auth/challenge?address=${account.address}&purpose=wallet_ownership`,
+    );
+    if (challenge.status === 200) {
+      const { nonce, message } = challenge.body as { nonce: string; message: string };
+      const signature = await account.signMessage({ message });
+      const answer = await request(`${resource}/v/${version}`, {
+        'x-wallet-signature': encodeWalletSignature({ address: account.address, nonce, signature }),
+      });
+      if (answer.status === 200) return download(String(answer.body.download_url), deadline);
+      if (!retrySame(answer)) return false;
+    }
+    await sleep(1000);
+  }
+  return false;
+}
