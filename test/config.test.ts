@@ -105,6 +105,31 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...mainnet, BASE_RPC_URL: 'https://rpc.example' }).payments.mode).toBe('mainnet');
   });
 
+  it('takes GIT_HOST_URL only with the shared database, bucket and secret a process without local state needs', () => {
+    const shared = {
+      DATABASE_URL: 'postgres://db.example/repo402',
+      S3_BUCKET: 'artifacts',
+      APP_SECRET: 'ab'.repeat(32),
+    };
+    expect(loadConfig({}).gitHostUrl).toBeUndefined();
+    expect(loadConfig({ ...shared, GIT_HOST_URL: 'http://git-host:8403/' }).gitHostUrl).toBe(
+      'http://git-host:8403',
+    );
+    const error = (() => {
+      try {
+        loadConfig({ GIT_HOST_URL: 'http://git-host:8403' });
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error?.message).toMatch(/DATABASE_URL: required with GIT_HOST_URL/);
+    expect(error?.message).toMatch(/S3_BUCKET: required with GIT_HOST_URL/);
+    expect(error?.message).toMatch(/APP_SECRET: required with GIT_HOST_URL/);
+    expect(() => loadConfig({ ...shared, GIT_HOST_URL: 'git-host:8403' })).toThrow(
+      /GIT_HOST_URL="git-host:8403"/,
+    );
+  });
+
   it('takes a payout key on mainnet only', () => {
     const key = `0x${'11'.repeat(32)}`;
     const mainnet = {

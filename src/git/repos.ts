@@ -18,7 +18,7 @@ export function reposRoot(config: Config): string {
 }
 
 /** Handles and slugs are lower-case letters, digits and hyphens; anything else never names a path here. */
-const PATH_SAFE_NAME = /^[a-z0-9][a-z0-9-]*$/;
+export const PATH_SAFE_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
 export function repoPath(config: Config, owner: string, slug: string): string {
   if (!PATH_SAFE_NAME.test(owner) || !PATH_SAFE_NAME.test(slug)) {

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { Operation } from '../platform/control.js';
 import { commitFileToBranch } from './commit-file.js';
 import { createTagIfAbsent, listTags, resolveCommit } from './refs.js';
-import { provisionRepo, repoPath } from './repos.js';
+import { PATH_SAFE_NAME, provisionRepo, repoPath } from './repos.js';
 import { runGit } from './run-git.js';
 import { walkTree } from './tree.js';
 
@@ -14,7 +14,8 @@ import { walkTree } from './tree.js';
  * that could leave the repositories' directory.
  */
 
-const repo = { owner: z.string().min(1).max(64), slug: z.string().min(1).max(64) };
+const name = z.string().max(64).regex(PATH_SAFE_NAME);
+const repo = { owner: name, slug: name };
 
 function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
   return { args, run };
