@@ -370,6 +370,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(
         missing.map((name) => `${name}: required with GIT_HOST_URL (processes without local state share it)`),
       );
+    // Each devnet process would run a chain of its own on one shared journal.
+    if (e.PAYMENTS_MODE === 'devnet') {
+      throw new ConfigError([
+        'PAYMENTS_MODE: processes sharing a git host share one chain: run `repo402 devnet serve` and set PAYMENTS_MODE=mainnet with its FACILITATOR_URL and BASE_RPC_URL (docs/OPERATIONS.md)',
+      ]);
+    }
   }
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError([

@@ -110,6 +110,10 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://db.example/repo402',
       S3_BUCKET: 'artifacts',
       APP_SECRET: 'ab'.repeat(32),
+      PAYMENTS_MODE: 'mainnet',
+      FACILITATOR_URL: 'http://devnet:8545/facilitator',
+      BASE_RPC_URL: 'http://devnet:8545/rpc',
+      PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
     };
     expect(loadConfig({}).gitHostUrl).toBeUndefined();
     expect(loadConfig({ ...shared, GIT_HOST_URL: 'http://git-host:8403/' }).gitHostUrl).toBe(

@@ -1,16 +1,16 @@
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
 
 /**
  * Buyers as agents behave with a flaky service between them and the chain, paying with the
- * official x402 client's payloads. A careful buyer signs one payment and sends that same payment
- * again while the answer is not final (a pending settlement, a timeout, a 5xx, a dropped
- * connection), signing a new one only when told the old one can no longer be used. A careless one
- * signs two or three payments for the same purchase and sends them all at once.
+ * official x402 client (`@x402/fetch`, and its payloads). A careful buyer sends the payment the
+ * client signed again while the answer is not final (a pending settlement, a timeout, a 5xx, a
+ * dropped connection), signing a new one only when told the old one can no longer be used. A
+ * careless one signs two or three payments for the same purchase and sends them all at once.
  */
 
 export interface PurchaseOutcome {
@@ -97,8 +97,10 @@ async function download(url: string, deadline: number): Promise<boolean> {
 }
 
 /**
- * Buys `resource` (`/api/r/{owner}/{slug}` on the tier's URL) with `copies` payments sent at once
- * (1: a careful buyer), then downloads the zip. Gives up after `patienceMs`.
+ * Buys `resource` (`/api/r/{owner}/{slug}` on the tier's URL), then downloads the zip. A careful
+ * buyer (`copies` 1) pays with `@x402/fetch` as is; when that does not end in a grant it sends the
+ * very payment the official client signed again until the answer is final. A careless one signs
+ * `copies` payments for the same quote and sends them all at once. Gives up after `patienceMs`.
  */
 export async function purchase(
   resource: string,
@@ -118,12 +120,30 @@ export async function purchase(
   };
   let grant: Grant | undefined;
 
-  const pay = async (required: PaymentRequired, careful: boolean): Promise<void> => {
-    let current = required;
-    let header = encodePaymentSignatureHeader(await client.createPaymentPayload(current));
+  /** The official client's purchase; the payment it sent, when it did not end in a grant. */
+  const officialClient = async (): Promise<string | undefined> => {
+    let sent: string | undefined;
+    const recording: typeof fetch = (input, init) => {
+      sent = new Request(input, init).headers.get('payment-signature') ?? sent;
+      return fetch(input, init);
+    };
+    try {
+      const res = await wrapFetchWithPayment(recording, client)(resource, {
+        signal: AbortSignal.timeout(30_000),
+      });
+      if (sent) outcome.paymentRequests += 1;
+      if (res.status === 200) grant = (await res.json()) as Grant;
+      else await res.arrayBuffer();
+    } catch {
+      // A dropped connection, a proxy's 502 body: the payment, if one was sent, is retried below.
+    }
+    return grant ? undefined : sent;
+  };
+
+  /** Sends `header` until a final answer; a careful buyer signs anew when the payment is spent. */
+  const pay = async (header: string, quoteId: string | undefined, careful: boolean): Promise<void> => {
     while (!grant && Date.now() < deadline) {
       outcome.paymentRequests += 1;
-      const quoteId = (current.accepts[0]?.extra as { quote_id?: string } | undefined)?.quote_id;
       const answer = await request(resource, {
         'payment-signature': header,
         ...(quoteId ? { 'x-quote-id': quoteId } : {}),
@@ -147,17 +167,30 @@ export async function purchase(
       if (!careful) return;
       const fresh = await quote(resource, deadline);
       if (!fresh) return;
-      current = fresh;
-      header = encodePaymentSignatureHeader(await client.createPaymentPayload(current));
+      header = await signed(fresh);
+      quoteId = quoteIdOf(fresh);
       outcome.resigned += 1;
       outcome.resignedFor.push(outcome.failure);
     }
   };
+  const signed = async (required: PaymentRequired) =>
+    encodePaymentSignatureHeader(await client.createPaymentPayload(required));
 
-  const required = await quote(resource, deadline);
-  if (required) {
-    await Promise.all(Array.from({ length: copies }, (_, i) => pay(required, i === 0)));
-  } else outcome.failure = 'no 402 to pay';
+  if (copies === 1) {
+    const sent = await officialClient();
+    if (!grant) {
+      const required = sent ? undefined : await quote(resource, deadline);
+      if (sent) await pay(sent, undefined, true);
+      else if (required) await pay(await signed(required), quoteIdOf(required), true);
+      else outcome.failure = 'no 402 to pay';
+    }
+  } else {
+    const required = await quote(resource, deadline);
+    if (required) {
+      const headers = await Promise.all(Array.from({ length: copies }, () => signed(required)));
+      await Promise.all(headers.map((header, i) => pay(header, quoteIdOf(required), i === 0)));
+    } else outcome.failure = 'no 402 to pay';
+  }
   if (grant) {
     outcome.ok = true;
     outcome.failure = undefined;
@@ -169,6 +202,10 @@ export async function purchase(
       : grant.version !== undefined && (await refetch(resource, grant.version, account));
   }
   return outcome;
+}
+
+function quoteIdOf(required: PaymentRequired): string | undefined {
+  return (required.accepts[0]?.extra as { quote_id?: string } | undefined)?.quote_id;
 }
 
 /** A holder's free re-fetch of `version` of `resource` with a wallet signature, and the download. */
