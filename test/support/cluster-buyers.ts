@@ -28,6 +28,8 @@ export interface PurchaseOutcome {
   latencyMs: number;
   /** How the last request ended, when not ok. */
   failure?: string;
+  /** Each paying request's answer (`status code`), in order: what a buyer went through. */
+  trail: string[];
 }
 
 interface Grant {
@@ -117,6 +119,7 @@ export async function purchase(
     resignedFor: [],
     downloaded: false,
     latencyMs: 0,
+    trail: [],
   };
   let grant: Grant | undefined;
 
@@ -131,11 +134,15 @@ export async function purchase(
       const res = await wrapFetchWithPayment(recording, client)(resource, {
         signal: AbortSignal.timeout(30_000),
       });
-      if (sent) outcome.paymentRequests += 1;
+      if (sent) {
+        outcome.paymentRequests += 1;
+        outcome.trail.push(`official ${res.status}`);
+      }
       if (res.status === 200) grant = (await res.json()) as Grant;
       else await res.arrayBuffer();
-    } catch {
+    } catch (error) {
       // A dropped connection, a proxy's 502 body: the payment, if one was sent, is retried below.
+      outcome.trail.push(`official ${(error as Error).name}`);
     }
     return grant ? undefined : sent;
   };
@@ -148,6 +155,10 @@ export async function purchase(
         'payment-signature': header,
         ...(quoteId ? { 'x-quote-id': quoteId } : {}),
       });
+      const reason = (answer.body.details as { reason?: string } | undefined)?.reason;
+      outcome.trail.push(
+        `${answer.status} ${String(answer.body.code ?? '')}${reason ? ` (${reason})` : ''}`.trim(),
+      );
       if (answer.status === 200) {
         grant = answer.body as Grant;
         return;
