@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { registerAttestationKeysRoute } from '../attestations/routes.js';
 import type { AppContext } from '../context.js';
 import { registerCatalogRoute } from './catalog.js';
 import { registerCreatorManifestRoute } from './creator-manifest.js';
@@ -27,6 +28,7 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerHealthRoute(app, ctx);
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);
+  registerAttestationKeysRoute(app, ctx);
   registerSkillRoutes(app, ctx);
   registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
