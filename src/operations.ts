@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resignAttestations } from './attestations/service.js';
 import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
@@ -36,6 +37,7 @@ export const operations = {
       return fundOnDevnet(ctx, address as `0x${string}`, parseMicroUsdc(amountMicro));
     },
   ),
+  'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
     await ctx.pause.set(paused);
     return { paused: ctx.pause.paused };

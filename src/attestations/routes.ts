@@ -5,7 +5,8 @@ import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { AttestationKeysSchema } from './schemas.js';
-import { KEYS_PATH, keysDocument } from './service.js';
+import { keysDocument } from './service.js';
+import { KEYS_PATH } from './urls.js';
 
 /** Keys change at a rotation only; a process serves its copy for a few seconds at most after one. */
 const keysDocuments = cacheSlot(() => new ReadCache<ReturnType<typeof prebuilt>>({ max: 1, ttlMs: 5_000 }));

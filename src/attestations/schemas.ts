@@ -10,11 +10,9 @@ export const DsseEnvelopeSchema = z
     signatures: z
       .array(
         z.object({
-          keyid: z
-            .string()
-            .meta({
-              description: 'SHA-256 (hex) of the raw Ed25519 public key; see /.well-known/repo402-keys.json',
-            }),
+          keyid: z.string().meta({
+            description: 'SHA-256 (hex) of the raw Ed25519 public key; see /.well-known/repo402-keys.json',
+          }),
           sig: z.string().meta({ description: 'Base64 Ed25519 signature over PAE(payloadType, payload)' }),
         }),
       )

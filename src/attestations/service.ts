@@ -16,25 +16,24 @@ import {
 } from './store.js';
 import { trustedKeysOf, verifyAttestation } from './verify.js';
 
-/** Where the public keys are published (DESIGN.md item 21). */
-export const KEYS_PATH = '/.well-known/repo402-keys.json';
-
-export function attestationUrl(baseUrl: string, owner: string, slug: string, version: string): string {
-  return `${baseUrl}/api/v/${owner}/${slug}/releases/${version}/attestation`;
-}
-
-/** The process's signing key, loaded once per context: ATTESTATION_KEY, else DATA_DIR/attestation-key. */
-const signingKeySlot = cacheSlot(() => ({ key: undefined as Promise<SigningKey> | undefined }));
+/**
+ * The process's signing key, loaded once per context: ATTESTATION_KEY, else DATA_DIR/attestation-key.
+ * Kept with the setting it came from, so a context whose configuration is replaced never signs
+ * with the key it replaced.
+ */
+const signingKeySlot = cacheSlot(() => ({ from: '', key: undefined as Promise<SigningKey> | undefined }));
 
 export function attestationSigningKey(ctx: Pick<AppContext, 'config' | 'caches'>): Promise<SigningKey> {
   const slot = ctx.caches.get(signingKeySlot);
-  if (slot.key) return slot.key;
+  const from = ctx.config.attestationKey ?? path.join(ctx.config.dataDir, 'attestation-key');
+  if (slot.key && slot.from === from) return slot.key;
   const loading = (async () => {
     const seed = ctx.config.attestationKey
       ? Buffer.from(ctx.config.attestationKey, 'hex')
-      : await loadOrCreateSecretFile(path.join(ctx.config.dataDir, 'attestation-key'));
+      : await loadOrCreateSecretFile(from);
     return signingKeyFromSeed(seed);
   })();
+  slot.from = from;
   slot.key = loading;
   // A failed load (an unreadable file) is tried again by the next caller, not remembered.
   loading.catch(() => {

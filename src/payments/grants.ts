@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attestationUrl } from '../attestations/service.js';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AppContext } from '../context.js';
 import { listingNamesById } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';

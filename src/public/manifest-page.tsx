@@ -1,4 +1,4 @@
-import { attestationUrl, KEYS_PATH } from '../attestations/service.js';
+import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
 import { pageCsp, renderPage } from '../platform/page.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { attestationUrl } from '../attestations/service.js';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';

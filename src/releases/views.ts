@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { attestationUrl } from '../attestations/service.js';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
 import { recordAttested } from '../../src/releases/cut/attest.js';
@@ -129,7 +130,7 @@ export async function addFixtureReleases(
       // Like a cut: a release whose verdict is final is attested in the transaction that writes it.
       if (verdict === 'pending') await insertRelease(t.ctx.database.db, row);
       else
-        await recordAttested(t.ctx, listing, repo.dir, commit, { ...row, verdict }, (tx) =>
+        await recordAttested(t.ctx, listing, path.join(repo.dir, '.git'), commit, { ...row, verdict }, (tx) =>
           insertRelease(tx, row),
         );
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
