@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +13,7 @@ import {
   type PaymentsTestApp,
   publishListing,
 } from '../payments/support.js';
+import { codeBlocks } from '../support/code-blocks.js';
 import { BACKENDS } from '../support/db.js';
 import { freePort, runCli } from '../support/process.js';
 import { type StatementJson, specVerify, withEditedStatement } from './support.js';
@@ -176,6 +179,37 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
       expect(result.stdout, failing.name).toMatch(/^NOT VERIFIED /);
       expect(result.stdout, failing.name).toMatch(failing.reason);
     }
+    // The buying guide's standard-tools steps, as a reader pastes them, on the same download.
+    const guide = await (await fetch(`${base}/docs/buying`)).text();
+    const steps = codeBlocks(guide, 'sh').find((block) => block.includes('openssl pkeyutl'))!;
+    const run = (script: string) =>
+      promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir }).then(
+        (out) => ({ code: 0, stdout: out.stdout }),
+        (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+      );
+    const pasted = (attestationAt: string) =>
+      steps
+        .replaceAll('<attestation_url>', attestationAt)
+        .replaceAll('<slug>-<version>.zip', path.basename(files.zip));
+    const standard = await run(pasted(grant.attestation_url));
+    expect(standard.code, standard.stdout).toBe(0);
+    expect(standard.stdout).toContain('the zip is the subject');
+    expect(standard.stdout).toContain('Signature Verified Successfully');
+    expect(standard.stdout).toContain('the key id matches');
+    // A forged statement served in its place fails at the signature.
+    await writeFile(
+      path.join(dir, 'forged.json'),
+      JSON.stringify(
+        withEditedStatement(envelope, (s) => {
+          s.predicate.tree_sha = '0'.repeat(40);
+        }),
+      ),
+    );
+    const forged = await run(pasted(`file://${path.join(dir, 'forged.json')}`));
+    expect(forged.code).not.toBe(0);
+    expect(forged.stdout).toContain('the zip is the subject');
+    expect(forged.stdout).not.toContain('Signature Verified Successfully');
+
     expect(specVerify(envelope, keys, tamperedZip).ok).toBe(false);
     expect(specVerify(tamperedStatement, keys, zip).ok).toBe(false);
     expect(specVerify(envelope, otherKeys, zip).ok).toBe(false);
