@@ -3,7 +3,14 @@ import { registerAttestationKeysRoute } from '../attestations/routes.js';
 import type { AppContext } from '../context.js';
 import { registerCatalogRoute } from './catalog.js';
 import { registerCreatorManifestRoute } from './creator-manifest.js';
-import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './docs.js';
+import {
+  attestationsPage,
+  buyingPage,
+  errorsPage,
+  registerDocsRoutes,
+  sellingPage,
+  termsPage,
+} from './docs.js';
 import { registerHealthRoute } from './health.js';
 import { registerHomeRoutes } from './home.js';
 import { registerLabelRoute } from './label.js';
@@ -30,7 +37,7 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerCatalogRoute(app, ctx);
   registerAttestationKeysRoute(app, ctx);
   registerSkillRoutes(app, ctx);
-  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
+  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, attestationsPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
   registerWebApp(app, ctx);
 };

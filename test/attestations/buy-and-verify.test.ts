@@ -80,6 +80,12 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
       { name: `${fixture.slug}-1.0.0.zip`, digest: { sha256: fixture.zips.get('1.0.0')!.sha256 } },
     ]);
     expect(statement.predicateType).toBe(`${base}/docs/attestations/release/v1`);
+    // The predicate type's URI documents it.
+    const predicateDoc = await fetch(statement.predicateType);
+    expect(predicateDoc.status).toBe(200);
+    const predicateHtml = await predicateDoc.text();
+    expect(predicateHtml).toContain('Predicate fields');
+    expect(predicateHtml).toContain(`${base}/.well-known/repo402-keys.json`);
     expect(statement.predicate).toMatchObject({
       service: base,
       listing: {
