@@ -189,9 +189,15 @@ program
     process.stdout.write(`${describeVerification(zip, result)}\n`);
     if (!result.verification.ok) process.exitCode = 1;
   });
-program
-  .command('attestations')
-  .description('release attestations')
+const attestations = program.command('attestations').description('release attestations');
+attestations
+  .command('backfill')
+  .description('attest the releases recorded before attestations existed (once, after upgrading)')
+  .action(async () => {
+    const result = (await runOperation('attestations.backfill', {})) as { attested: number };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+attestations
   .command('resign')
   .description(
     "add the current ATTESTATION_KEY's signature to every attestation it has not signed (after a rotation)",

@@ -6,6 +6,7 @@ import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
 import type { Operation, Operations } from './platform/control.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
+import { attestUnattestedReleases } from './releases/cut/attest.js';
 
 function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
   return { args, run };
@@ -38,6 +39,7 @@ export const operations = {
     },
   ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
+  'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
     await ctx.pause.set(paused);
     return { paused: ctx.pause.paused };

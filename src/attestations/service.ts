@@ -10,6 +10,7 @@ import {
   allKeys,
   appendSignature,
   attestationsUnsignedBy,
+  attestedReleaseIds,
   findAttestation,
   insertAttestation,
   openKeyWindow,
@@ -71,6 +72,11 @@ export async function attestRelease(
   if (!check.ok) throw new Error(`a freshly signed attestation does not verify: ${check.reason}`);
   await insertAttestation(tx, releaseId, envelope, at);
   return envelope;
+}
+
+/** Those of `releaseIds` that have an attestation. */
+export function attestedReleases(db: Db, releaseIds: string[]): Promise<Set<string>> {
+  return attestedReleaseIds(db, releaseIds);
 }
 
 export function attestationOf(db: Db, releaseId: string): Promise<DsseEnvelope | undefined> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { attestationKeys, releaseAttestations } from '../db/schema/index.js';
 import type { DsseEnvelope, EnvelopeSignature } from './envelope.js';
@@ -103,4 +103,14 @@ export async function appendSignature(
         sql`not (${releaseAttestations.signatures} @> ${JSON.stringify([{ keyid: signature.keyid }])}::jsonb)`,
       ),
     );
+}
+
+/** Those of `releaseIds` that have an attestation. */
+export async function attestedReleaseIds(db: Db, releaseIds: string[]): Promise<Set<string>> {
+  if (releaseIds.length === 0) return new Set();
+  const rows = await db
+    .select({ id: releaseAttestations.releaseId })
+    .from(releaseAttestations)
+    .where(inArray(releaseAttestations.releaseId, releaseIds));
+  return new Set(rows.map((row) => row.id));
 }

@@ -4,10 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signingKeyFromSeed } from '../../src/attestations/keys.js';
 import { trustedKeysOf, verifyAttestation } from '../../src/attestations/verify.js';
 import { operations } from '../../src/operations.js';
+import { findRelease, insertRelease } from '../../src/releases/store.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import { addFixtureReleases, publishedListingFixture } from '../support/listings.js';
-import { specVerify } from './support.js';
+import { type StatementJson, specVerify } from './support.js';
 
 type Envelope = { payloadType: string; payload: string; signatures: Array<{ keyid: string; sig: string }> };
 type KeysDocument = {
@@ -86,6 +87,32 @@ describe.each(BACKENDS)('attestation key rotation (%s)', (backend) => {
     // A retired key never signs again: going back to A fails the release's recording, not silently.
     t.config.attestationKey = seedA;
     await expect(addFixtureReleases(t, fixture, [{ version: '1.2.0' }])).rejects.toThrow(/retired/);
+  });
+
+  it('backfills the releases recorded before attestations existed, once', async () => {
+    const fixture = await publishedListingFixture(t, { releases: [{ version: '1.0.0' }] });
+    const db = t.ctx.database.db;
+    // A release row as an older version of the service left it: final, with no attestation.
+    const legacy = (await findRelease(db, fixture.listingId, '1.0.0'))!;
+    await insertRelease(db, {
+      ...legacy,
+      id: undefined,
+      version: '0.9.0',
+      major: 0,
+      minor: 9,
+      patch: 0,
+      tag: 'v0.9.0',
+    });
+    expect(await operations['attestations.backfill'].run(t.ctx, {})).toEqual({ attested: 1 });
+    expect(await operations['attestations.backfill'].run(t.ctx, {})).toEqual({ attested: 0 });
+    const envelope = await attestation(fixture.owner, fixture.slug, '0.9.0');
+    const keys = (await get('/.well-known/repo402-keys.json')) as KeysDocument;
+    const checked = specVerify(envelope, keys, fixture.zips.get('1.0.0')!.bytes);
+    expect(checked.ok, JSON.stringify(checked)).toBe(true);
+    expect((checked as { statement: StatementJson }).statement.predicate).toMatchObject({
+      version: '0.9.0',
+      tag: 'v0.9.0',
+    });
   });
 
   it('answers 404 for a pending release, an unknown version, a junk version and a draft listing', async () => {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { attestationSigningKey, attestRelease } from '../../attestations/service.js';
+import { attestationSigningKey, attestedReleases, attestRelease } from '../../attestations/service.js';
 import type { ReleaseFacts } from '../../attestations/statement.js';
 import type { AppContext } from '../../context.js';
 import type { Db } from '../../db/connect.js';
 import { resolveTree } from '../../git/refs.js';
-import type { Listing } from '../../listings/service.js';
-import type { ReleaseRow } from '../store.js';
+import { repoPath } from '../../git/repos.js';
+import { type Listing, listingById } from '../../listings/service.js';
+import { computedParts, finalReleasesAfter, type ReleaseRow } from '../store.js';
 
 /** What a release's verdict records, as `recordInspection` (and a refused `insertRelease`) store it. */
 export interface VerdictRecord {
@@ -94,4 +95,49 @@ function releaseFacts(
     licence: ComputedParts.parse(record.computed ?? {}).licence,
     diffSummary: record.diffSummary,
   };
+}
+
+const BACKFILL_PAGE = 100;
+
+/**
+ * Attests the releases whose verdict was recorded before attestations existed (an upgrade), from
+ * what their rows recorded then; `repo402 attestations backfill` runs it once after upgrading. A
+ * release attested meanwhile is left as it is. The tree is read from the repository when this
+ * process holds it (the git host), else recorded as null.
+ */
+export async function attestUnattestedReleases(ctx: AppContext): Promise<{ attested: number }> {
+  const db = ctx.database.db;
+  let attested = 0;
+  let after: string | null = null;
+  for (;;) {
+    const page = await finalReleasesAfter(db, after, BACKFILL_PAGE);
+    const done = await attestedReleases(
+      db,
+      page.map((row) => row.id),
+    );
+    const missing = page.filter((row) => !done.has(row.id));
+    const licences = await computedParts(
+      db,
+      missing.map((row) => row.id),
+      'licence',
+    );
+    for (const release of missing) {
+      const listing = (await listingById(db, release.listingId))!;
+      const verdict: VerdictRecord = {
+        verdict: release.verdict as 'pass' | 'fail',
+        scan: release.scan,
+        computed: { licence: licences.get(release.id) ?? null },
+        analyzerVersion: release.analyzerVersion,
+        scannerVersion: release.scannerVersion,
+        diffSummary: release.diffSummary,
+      };
+      const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
+      const made = await recordAttested(ctx, listing, gitDir, release.commitSha, verdict, async (tx) =>
+        (await attestedReleases(tx, [release.id])).size === 0 ? release : undefined,
+      );
+      if (made) attested += 1;
+    }
+    if (page.length < BACKFILL_PAGE) return { attested };
+    after = page.at(-1)!.id;
+  }
 }
