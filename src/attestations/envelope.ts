@@ -1,6 +1,7 @@
 import { sign } from 'node:crypto';
 import { envelopeFromJSON, envelopeToJSON, toDSSEBundle } from '@sigstore/bundle';
 import { dsse } from '@sigstore/core';
+import { z } from 'zod';
 import type { SigningKey } from './keys.js';
 
 /**
@@ -54,19 +55,25 @@ export function countersign(envelope: DsseEnvelope, key: SigningKey): EnvelopeSi
   };
 }
 
-/** An envelope's parts as bytes; throws on anything that is not a DSSE JSON envelope. */
+/** DSSE's JSON form, checked before Sigstore's reader (which fills in what is missing). */
+const EnvelopeShape = z.object({
+  payloadType: z.string().min(1),
+  payload: z.base64(),
+  signatures: z.array(z.object({ keyid: z.string(), sig: z.base64().min(1) })).min(1),
+});
+
+/** An envelope's parts as bytes; throws, saying what is wrong, on anything that is not a DSSE JSON envelope. */
 export function parseEnvelope(json: unknown): {
   payloadType: string;
   payload: Buffer;
   signatures: Array<{ keyid: string; sig: Buffer }>;
 } {
-  if (typeof json !== 'object' || json === null || !Array.isArray((json as DsseEnvelope).signatures)) {
-    throw new Error('not a DSSE envelope');
+  const shape = EnvelopeShape.safeParse(json);
+  if (!shape.success) {
+    const issue = shape.error.issues[0]!;
+    throw new Error(`${issue.path.join('.') || 'envelope'}: ${issue.message}`);
   }
-  const envelope = envelopeFromJSON(json);
-  if (typeof envelope.payloadType !== 'string' || !Buffer.isBuffer(envelope.payload)) {
-    throw new Error('not a DSSE envelope');
-  }
+  const envelope = envelopeFromJSON(shape.data);
   return {
     payloadType: envelope.payloadType,
     payload: envelope.payload,

@@ -44,6 +44,23 @@ export function attestationSigningKey(ctx: Pick<AppContext, 'config' | 'caches'>
 }
 
 /**
+ * Opens the key's window on its first signature (closing its predecessor's); a key whose window
+ * was closed never signs again.
+ */
+async function assertMaySign(db: Db, key: SigningKey, at: Date): Promise<void> {
+  const window = await openKeyWindow(
+    db,
+    { keyid: key.keyid, publicKey: key.rawPublicKey.toString('base64url') },
+    at,
+  );
+  if (window.notAfter !== null) {
+    throw new Error(
+      `the attestation key ${key.keyid} was retired at ${window.notAfter.toISOString()} and signs nothing more; configure the current ATTESTATION_KEY`,
+    );
+  }
+}
+
+/**
  * Signs the release's statement and stores the envelope, on `tx`: the caller's transaction that
  * records the release's verdict, so no release is ever shown final without its attestation. The
  * key's window opens on its first signature (closing its predecessor's); a key whose window was
@@ -56,16 +73,7 @@ export async function attestRelease(
   facts: ReleaseFacts,
   at: Date,
 ): Promise<DsseEnvelope> {
-  const window = await openKeyWindow(
-    tx,
-    { keyid: key.keyid, publicKey: key.rawPublicKey.toString('base64url') },
-    at,
-  );
-  if (window.notAfter !== null) {
-    throw new Error(
-      `the attestation key ${key.keyid} was retired at ${window.notAfter.toISOString()} and signs nothing more; configure the current ATTESTATION_KEY`,
-    );
-  }
+  await assertMaySign(tx, key, at);
   const payload = Buffer.from(JSON.stringify(buildStatement(facts, at)), 'utf8');
   const envelope = signEnvelope(payload, key);
   const check = verifyAttestation(envelope, [key], facts.artifact?.sha256);
@@ -118,13 +126,7 @@ const RESIGN_PAGE = 100;
 export async function resignAttestations(ctx: AppContext): Promise<{ keyid: string; signed: number }> {
   const key = await attestationSigningKey(ctx);
   const db = ctx.database.db;
-  const window = await openKeyWindow(
-    db,
-    { keyid: key.keyid, publicKey: key.rawPublicKey.toString('base64url') },
-    ctx.clock.now(),
-  );
-  if (window.notAfter !== null)
-    throw new Error(`the attestation key ${key.keyid} is retired; it signs nothing`);
+  await assertMaySign(db, key, ctx.clock.now());
   const trusted = trustedKeysOf(await keysDocument(db));
   let signed = 0;
   let after: string | null = null;
