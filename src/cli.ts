@@ -217,6 +217,42 @@ program
     process.stderr.write(result.paused ? 'still paused by PAUSED=true in the environment\n' : 'resumed\n');
   });
 
+// Release attestations: verifying a download (no server, no database) and the operator's re-signing.
+program
+  .command('verify <zip> <attestation>')
+  .description(
+    "check a downloaded zip against its release attestation (exit 1 when it does not verify); --key pins the service's keys",
+  )
+  .option('--key <keys>', 'the keys document: a saved /.well-known/repo402-keys.json, or its URL')
+  .action(async (zip: string, attestation: string, options: { key?: string }) => {
+    const { describeVerification, verifyFiles } = await import('./attestations/verify-files.js');
+    const result = await verifyFiles(zip, attestation, options.key);
+    if (result.unpinned && result.verification.ok) {
+      process.stderr.write(
+        `keys taken from ${result.keysFrom}, the service the attestation names; pin them with --key\n`,
+      );
+    }
+    process.stdout.write(`${describeVerification(zip, result)}\n`);
+    if (!result.verification.ok) process.exitCode = 1;
+  });
+const attestations = program.command('attestations').description('release attestations');
+attestations
+  .command('backfill')
+  .description('attest the releases recorded before attestations existed (once, after upgrading)')
+  .action(async () => {
+    const result = (await runOperation('attestations.backfill', {})) as { attested: number };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+attestations
+  .command('resign')
+  .description(
+    "add the current ATTESTATION_KEY's signature to every attestation it has not signed (after a rotation)",
+  )
+  .action(async () => {
+    const result = (await runOperation('attestations.resign', {})) as { keyid: string; signed: number };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+
 program.parseAsync().catch((error: unknown) => {
   process.stderr.write(`${error instanceof ConfigError ? error.message : `repo402: ${String(error)}`}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);

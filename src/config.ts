@@ -54,6 +54,11 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
     .optional(),
+  /** The Ed25519 key that signs release attestations: its 32-byte seed as hex. */
+  ATTESTATION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'expected an Ed25519 private key: its 32-byte seed as 64 hex characters')
+    .optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   WORKERS: bool.default(true),
   /**
@@ -217,6 +222,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
+  /**
+   * Hex seed of the Ed25519 key that signs release attestations; when absent the key is kept in
+   * DATA_DIR/attestation-key. Every process that cuts releases must use the same one.
+   */
+  attestationKey?: string;
   shutdownTimeoutMs: number;
   /** How long a cut's zip or analysis worker may run before it is stopped. */
   cutWorkerTimeoutMs: number;
@@ -320,6 +330,7 @@ export class ConfigError extends Error {
 /** Variables whose values (keys, or URLs that may carry a password) never appear in an error message. */
 const SECRET_VARIABLES = new Set([
   'APP_SECRET',
+  'ATTESTATION_KEY',
   'PAYOUT_PRIVATE_KEY',
   'S3_SECRET_ACCESS_KEY',
   'DATABASE_URL',
@@ -395,6 +406,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     appSecret: e.APP_SECRET,
+    attestationKey: e.ATTESTATION_KEY?.toLowerCase(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     cutWorkerTimeoutMs: e.CUT_WORKER_TIMEOUT_SECONDS * 1000,
     workers: e.WORKERS,

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
@@ -20,6 +19,7 @@ import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
 import { ListingEvents } from './platform/listing-events.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
+import { loadOrCreateSecretFile } from './platform/secret-file.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
 
 export interface Runtime {
@@ -87,7 +87,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
       options.appSecret ??
       (config.appSecret
         ? Buffer.from(config.appSecret, 'hex')
-        : await loadOrCreateSecret(path.join(config.dataDir, 'app-secret')));
+        : // Kept beside the data; several API processes must set APP_SECRET instead.
+          await loadOrCreateSecretFile(path.join(config.dataDir, 'app-secret')));
     if (config.redisUrl) {
       // Without an offline queue a dead Redis fails fast instead of stalling requests.
       redis = new Redis(config.redisUrl, {
@@ -122,7 +123,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       inspectRelease: releaseInspector({ config, database, clock }),
       repositories: config.gitHostUrl
         ? remoteRepositories(config.gitHostUrl, appSecret)
-        : localRepositories(() => ctx),
+        : localRepositories(config),
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
     // journal); one-off commands open it on first use.
@@ -175,24 +176,6 @@ async function openDatabase(config: Config): Promise<Database> {
     return database;
   } catch (error) {
     await database.close();
-    throw error;
-  }
-}
-
-/** A per-installation secret kept beside the data; several API processes must set APP_SECRET instead. */
-async function loadOrCreateSecret(file: string): Promise<Buffer> {
-  try {
-    return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const secret = randomBytes(32);
-  try {
-    await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
-    return secret;
-  } catch (error) {
-    // Another process created it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecret(file);
     throw error;
   }
 }

@@ -61,6 +61,8 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_PUBLIC', '10'],
     ['RATE_LIMIT_AUTH', '0/60'],
     ['APP_SECRET', 'short'],
+    ['ATTESTATION_KEY', 'ab'.repeat(31)],
+    ['ATTESTATION_KEY', '-----BEGIN PRIVATE KEY-----'],
     ['BODY_LIMIT_BYTES', '0'],
     ['EXPLORER_TX_URL', 'ftp://explorer.example/tx/{tx}'],
     ['EXPLORER_TX_URL', 'https://basescan.org/tx/'],
@@ -80,6 +82,7 @@ describe('loadConfig', () => {
   it('never echoes a secret value, even a malformed one', () => {
     const values = {
       APP_SECRET: 'hunter2-not-hex',
+      ATTESTATION_KEY: 'my-signing-seed',
       PAYOUT_PRIVATE_KEY: '0xdeadbeef',
       DATABASE_URL: 'mysql://admin:s3cret@db',
     };

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import { callOperation } from '../platform/control.js';
 import { type Repositories, repositoryOperations } from './repository-operations.js';
 
@@ -7,11 +7,12 @@ import { type Repositories, repositoryOperations } from './repository-operations
 const GIT_HOST_TIMEOUT_MS = 60_000;
 
 /** The repositories on this process's disk (DATA_DIR/repos). */
-export function localRepositories(ctxOf: () => AppContext): Repositories {
+export function localRepositories(config: Config): Repositories {
+  const ctx = { config };
   return {
     run(name, args) {
       const operation = repositoryOperations[name];
-      return operation.run(ctxOf(), operation.args.parse(args) as never) as never;
+      return operation.run(ctx, operation.args.parse(args) as never) as never;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import type { Operation } from '../platform/control.js';
 import { commitFileToBranch } from './commit-file.js';
 import { createTagIfAbsent, listTags, resolveCommit } from './refs.js';
@@ -17,11 +17,19 @@ import { walkTree } from './tree.js';
 const name = z.string().max(64).regex(PATH_SAFE_NAME);
 const repo = { owner: name, slug: name };
 
-function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
+/** What the operations need of the process: only its configuration (where the repositories are). */
+interface RepositoryContext {
+  config: Config;
+}
+
+function operation<A, R>(
+  args: z.ZodType<A>,
+  run: (ctx: RepositoryContext, args: A) => Promise<R>,
+): Operation<RepositoryContext, A, R> {
   return { args, run };
 }
 
-const gitDirOf = (ctx: AppContext, args: { owner: string; slug: string }) =>
+const gitDirOf = (ctx: RepositoryContext, args: { owner: string; slug: string }) =>
   repoPath(ctx.config, args.owner, args.slug);
 
 export const repositoryOperations = {

@@ -4,7 +4,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { z } from 'zod';
-import type { AppContext } from '../context.js';
 import { AppError, type ErrorCode, isAppError } from './errors.js';
 
 /**
@@ -21,16 +20,14 @@ import { AppError, type ErrorCode, isAppError } from './errors.js';
  * and details, so the caller answers its client exactly as if it had run the operation itself.
  */
 
-export interface Operation<A = unknown, R = unknown> {
+/** An operation run with the process's context `C` (the app's context, or only what it needs). */
+export interface Operation<C, A = unknown, R = unknown> {
   args: z.ZodType<A>;
-  run(ctx: AppContext, args: A): Promise<R>;
+  run(ctx: C, args: A): Promise<R>;
 }
 
 /** A table of operations of any argument type; args are checked by each one's schema before `run`. */
-export type Operations = Record<
-  string,
-  { args: z.ZodType; run(ctx: AppContext, args: never): Promise<unknown> }
->;
+export type Operations<C> = Record<string, { args: z.ZodType; run(ctx: C, args: never): Promise<unknown> }>;
 
 /** Where operations are served: a Unix socket (no credential: the file mode guards it) or TCP with a token. */
 export type OperationsEndpoint = { socketPath: string } | { host: string; port: number; token: string };
@@ -53,12 +50,7 @@ interface Reply {
   body: { result?: unknown; error?: string; code?: ErrorCode; details?: Record<string, unknown> };
 }
 
-async function runOperation(
-  ctx: AppContext,
-  operations: Operations,
-  name: string,
-  raw: string,
-): Promise<Reply> {
+async function runOperation<C>(ctx: C, operations: Operations<C>, name: string, raw: string): Promise<Reply> {
   const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
   if (!operation) return { status: 404, body: { error: `unknown operation ${name}` } };
   try {
@@ -82,10 +74,10 @@ function sameToken(given: string | undefined, token: string): boolean {
   return given !== undefined && timingSafeEqual(digest(given), digest(`Bearer ${token}`));
 }
 
-export async function startControlServer(
+export async function startControlServer<C>(
   endpoint: OperationsEndpoint,
-  ctx: AppContext,
-  operations: Operations,
+  ctx: C,
+  operations: Operations<C>,
 ): Promise<ControlServer> {
   const server = http.createServer((req, res) => {
     const reply = ({ status, body }: Reply) => {

@@ -19,7 +19,7 @@ import { AppError } from '../../src/platform/errors.js';
  */
 describe('operations over TCP', () => {
   const token = 'a-token-derived-from-the-secret';
-  const operations: Operations = {
+  const operations: Operations<AppContext> = {
     echo: { args: z.object({ text: z.string() }), run: async (_ctx, args: { text: string }) => args.text },
     refuse: {
       args: z.object({}),
