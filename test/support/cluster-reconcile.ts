@@ -15,7 +15,8 @@ import { CLUSTER_BUCKET, type Cluster } from './cluster.js';
  * - double: a buyer charged on chain twice for one listing and version, or a payment row the
  *   service marked `duplicate` (settled beside another for the same version);
  * - the ledger: credits plus fees equal what the chain settled for purchases;
- * - releases: every cut either has its zip in the bucket or is recorded as failed or refused.
+ * - releases: every cut either has its zip in the bucket or is recorded as failed or refused, and
+ *   every release with a verdict has its signed attestation.
  */
 export interface Reconciliation {
   settledOnChain: number;
@@ -28,6 +29,8 @@ export interface Reconciliation {
   ledgerGapMicro: bigint;
   releases: number;
   zipsMissing: number;
+  /** Releases with a verdict and no signed attestation. */
+  unattested: number;
   cutsFailed: number;
   cutsUnfinished: number;
   /** One line per problem found, for the log. */
@@ -83,8 +86,10 @@ export async function reconcileCluster(cluster: Cluster): Promise<Reconciliation
       )
     ).rows[0]!;
     const releases = (
-      await db.query<{ artifact_key: string | null; verdict: string }>(
-        'select artifact_key, verdict from releases',
+      await db.query<{ artifact_key: string | null; verdict: string; attested: boolean }>(
+        `select artifact_key, verdict,
+           exists (select 1 from release_attestations a where a.release_id = releases.id) as attested
+         from releases`,
       )
     ).rows;
     const cuts = (await db.query<{ state: string }>('select state from release_cuts')).rows;
@@ -190,6 +195,11 @@ export async function reconcileCluster(cluster: Cluster): Promise<Reconciliation
       }
     }
     s3.destroy();
+    // A release's verdict and its signed attestation are written in one transaction.
+    const unattested = releases.filter(
+      (release) => release.verdict !== 'pending' && !release.attested,
+    ).length;
+    if (unattested > 0) problems.push(`${unattested} releases with a verdict but no attestation`);
     const cutsUnfinished = cuts.filter((cut) => cut.state === 'queued').length;
     if (cutsUnfinished > 0) problems.push(`${cutsUnfinished} cuts still queued`);
     return {
@@ -202,6 +212,7 @@ export async function reconcileCluster(cluster: Cluster): Promise<Reconciliation
       ledgerGapMicro,
       releases: releases.length,
       zipsMissing,
+      unattested,
       cutsFailed: cuts.filter((cut) => cut.state === 'failed' || cut.state === 'refused').length,
       cutsUnfinished,
       problems,
@@ -219,6 +230,7 @@ export function balanced(r: Reconciliation): boolean {
     r.double === 0 &&
     r.ledgerGapMicro === 0n &&
     r.zipsMissing === 0 &&
+    r.unattested === 0 &&
     r.cutsUnfinished === 0
   );
 }
@@ -227,6 +239,7 @@ export function reconciliationLine(r: Reconciliation): string {
   return (
     `settled on chain ${r.settledOnChain}, purchases ${r.purchases}, entitlements ${r.entitlements}, ` +
     `ledger gap ${r.ledgerGapMicro} micro-USDC, releases ${r.releases} (zips missing ${r.zipsMissing}, ` +
+    `unattested ${r.unattested}, ` +
     `cuts failed ${r.cutsFailed}, unfinished ${r.cutsUnfinished}): ` +
     `lost ${r.lost}, unpaid grants ${r.unpaidGrants}, double ${r.double}`
   );
