@@ -257,7 +257,9 @@ try {
 
   const resignedTrails = outcomes.filter((o) => o.resigned > 0).map((o) => o.trail.join(' → '));
   if (resignedTrails.length > 0) {
-    process.stdout.write(`what buyers who signed anew went through: ${JSON.stringify(tally(resignedTrails))}\n`);
+    process.stdout.write(
+      `what buyers who signed anew went through: ${JSON.stringify(tally(resignedTrails))}\n`,
+    );
   }
   const books = await reconcileCluster(cluster);
   for (const problem of books.problems.slice(0, 50)) process.stdout.write(`problem: ${problem}\n`);
