@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { gitHostToken } from './git/repositories.js';
 import { repositoryOperations } from './git/repository-operations.js';
 import { type SshServer, startSshServer } from './git/ssh-server.js';
@@ -21,6 +21,20 @@ export interface RunningGitHost {
  * with the bearer token derived from the shared APP_SECRET. It serves no public HTTP API.
  */
 export async function startGitHost(config: Config): Promise<RunningGitHost> {
+  // The API processes it serves read its zips from the bucket and its rows from the database, and
+  // call it with a token derived from the secret: without all three shared, nothing it cuts reaches them.
+  const missing = (
+    [
+      ['DATABASE_URL', config.databaseUrl],
+      ['S3_BUCKET', config.s3],
+      ['APP_SECRET', config.appSecret],
+    ] as const
+  ).filter(([, value]) => !value);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      missing.map(([name]) => `${name}: required by repo402 git-host (the processes it serves share it)`),
+    );
+  }
   // GIT_HOST_URL names this very process in a shared environment: here the repositories are local.
   const own = { ...config, gitHostUrl: undefined };
   const runtime = await createContext(own, { jobs: 'repository-workers', openPayments: false });

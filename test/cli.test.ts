@@ -65,6 +65,14 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     expect(result.stderr).toContain('PORT="eighty"');
   });
 
+  it('refuses to start a git host whose zips, rows or token the processes it serves could not share', async () => {
+    const result = await runCli(['git-host'], { DATA_DIR: dataDir });
+    expect(result.code).toBe(2);
+    for (const name of ['DATABASE_URL', 'S3_BUCKET', 'APP_SECRET']) {
+      expect(result.stderr).toContain(`${name}: required by repo402 git-host`);
+    }
+  });
+
   it('reaches a running server through its control socket: invites, pause and resume', async () => {
     server = await startServerProcess({ DATA_DIR: dataDir });
     // The embedded database is locked by the server: this only works through the control socket.

@@ -96,15 +96,20 @@ Every release carries a signed attestation: an in-toto Statement v1 in a DSSE en
 the service's Ed25519 key, naming the zip's SHA-256 and the listing, version, tag, commit and tree it
 was cut from, the scan verdict with its counts, the scanner and analyzer versions, the advisory data
 used, the licence and what changed since the previous release. It proves what you bought without
-trusting the download URL or the connection. Save the public keys once, from
-[${KEYS_PATH}](${KEYS_PATH}); then, with no server involved:
+trusting the download URL or the connection. Keep the zip as \`<slug>-<version>.zip\` (the program
+above holds it in \`zip\`: add \`fs.writeFileSync('<slug>-' + grant.version + '.zip', zip)\`) and note the
+grant's \`attestation_url\`. Save the public keys once, from
+[${KEYS_PATH}](${KEYS_PATH}); then, with no server involved, with repo402's command-line tool (it
+comes with repo402's source: in a checkout, \`npm ci\`, then \`node dist/cli.js verify …\` is
+\`repo402 verify …\`):
 
 \`\`\`sh
 repo402 verify <slug>-<version>.zip attestation.json --key keys.json
 \`\`\`
 
 It prints \`verified …\` with the commit, tree and scan, or \`NOT VERIFIED …\` and exits 1. The same with
-standard tools (\`curl\`, \`jq\`, \`base64\`, \`sha256sum\`, OpenSSL 3; on macOS use \`shasum -a 256\`):
+standard tools (\`curl\`, \`jq\`, \`base64\`, \`sha256sum\`, OpenSSL 3; on macOS use \`shasum -a 256\`); three
+lines starting \`OK:\` mean the zip is the one attested, any \`FAILED:\` line means do not use it:
 
 \`\`\`sh
 curl -so attestation.json <attestation_url>
@@ -112,7 +117,8 @@ curl -so keys.json ${baseUrl}${KEYS_PATH}
 ZIP=<slug>-<version>.zip
 # 1. The zip is the statement's subject.
 jq -r '.payload' attestation.json | base64 -d > statement.json
-test "$(jq -r '.subject[0].digest.sha256' statement.json)" = "$(sha256sum "$ZIP" | cut -d' ' -f1)" && echo "the zip is the subject"
+test "$(jq -r '.subject[0].digest.sha256' statement.json)" = "$(sha256sum "$ZIP" | cut -d' ' -f1)" \\
+  && echo "OK: the zip is the subject" || echo "FAILED: the zip is not the attested one; do not use it"
 # 2. The signature: Ed25519 over DSSE's pre-authentication encoding of the statement.
 KEYID=$(jq -r '.signatures[0].keyid' attestation.json)
 jq -r --arg k "$KEYID" '.keys[] | select(.keyid == $k) | .public_key_pem' keys.json > key.pem
@@ -120,9 +126,11 @@ TYPE=$(jq -r '.payloadType' attestation.json)
 printf 'DSSEv1 %d %s %d ' "\${#TYPE}" "$TYPE" "$(wc -c < statement.json)" > pae.bin
 cat statement.json >> pae.bin
 jq -r '.signatures[0].sig' attestation.json | base64 -d > sig.bin
-openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in pae.bin -sigfile sig.bin
+openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in pae.bin -sigfile sig.bin \\
+  && echo "OK: the signature verifies" || echo "FAILED: the statement was altered or not signed by this key"
 # 3. The key id is the SHA-256 of the raw public key.
-test "$(openssl pkey -pubin -in key.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" = "$KEYID" && echo "the key id matches"
+test "$(openssl pkey -pubin -in key.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" = "$KEYID" \\
+  && echo "OK: the key id matches" || echo "FAILED: the key is not the one the signature names"
 # What was attested:
 jq '.predicate | {version, tag, commit_sha, tree_sha, scan: .scan.verdict}' statement.json
 \`\`\`

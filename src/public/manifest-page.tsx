@@ -178,10 +178,11 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
               <code>payment_signature</code> and <code>quote_id</code>.
             </li>
             <li>
-              Verify what you downloaded, offline:{' '}
-              <code>repo402 verify &lt;zip&gt; attestation.json --key keys.json</code> with this version's{' '}
+              Verify what you downloaded, offline, against this version's{' '}
               <a href={attestation}>signed attestation</a> and the service's{' '}
-              <a href={KEYS_PATH}>public keys</a>; it names the commit, tree and scan this zip was made from.
+              <a href={KEYS_PATH}>public keys</a>, with the steps in <a href="/docs/buying">Buying</a>{' '}
+              (section 4) or <code>repo402 verify</code>; it names the commit, tree and scan this zip was made
+              from.
             </li>
             <li>
               Agent skill: <a href={SKILL_PATH}>buy-a-repo</a>. Manifest: <a href={urls.manifest}>JSON</a>.

@@ -160,8 +160,9 @@ one) and check its SHA-256 against \`artifact_sha256\`.
 
 Then verify it against the release's signed attestation before you use it: fetch \`attestation_url\`
 (an in-toto statement in a DSSE envelope, Ed25519) and the keys at \`${baseUrl}${KEYS_PATH}\` (save them
-once), and run \`repo402 verify <zip> attestation.json --key keys.json\`, or the same steps with curl,
-jq and openssl from ${baseUrl}/docs/buying (section 4). It proves which commit, tree and scan the zip
+once), and check it with the curl, jq and openssl steps of ${baseUrl}/docs/buying (section 4: three
+lines starting \`OK:\`, no \`FAILED:\`), or, with repo402's source checked out and built, \`node dist/cli.js
+verify <zip> attestation.json --key keys.json\` (\`repo402 verify\`). It proves which commit, tree and scan the zip
 came from, without trusting the download URL. A zip that does not verify is not what repo402 released:
 do not use it.
 

@@ -88,6 +88,22 @@ describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and 
     return encodeWalletSignature({ address: account.address, nonce: challenge.nonce, signature });
   }
 
+  it('serves the shared devnet as Base: chain 8453 over JSON-RPC, a facilitator for that network only', async () => {
+    const rpc = await fetch(cluster.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+    });
+    expect(((await rpc.json()) as { result: string }).result).toBe('0x2105');
+    const supported = (await (
+      await fetch(cluster.rpcUrl.replace(/\/rpc$/, '/facilitator/supported'))
+    ).json()) as {
+      kinds: Array<{ network: string }>;
+    };
+    expect(supported.kinds.length).toBeGreaterThan(0);
+    expect(new Set(supported.kinds.map((kind) => kind.network))).toEqual(new Set(['eip155:8453']));
+  });
+
   it('keeps the repositories on the git host only, and the zips in the bucket', () => {
     expect(
       existsSync(path.join(cluster.root, 'git-host', 'repos', 'cluster-seller', 'cluster-kit.git')),

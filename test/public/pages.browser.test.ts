@@ -137,7 +137,8 @@ describe('pages in a real browser', () => {
       expect(await page.locator('#scan .badge').textContent()).toBe('pass');
       expect(await page.locator('#readme h1').textContent()).toBe('Fixture tool');
       expect(await page.locator('#tree tr').count()).toBe(3);
-      expect(await page.locator('#buy li').count()).toBe(3);
+      // HTTP, MCP, verifying the download, the skill.
+      expect(await page.locator('#buy li').count()).toBe(4);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
       // The CSP blocks nothing the page itself needs (its stylesheet).

@@ -18,6 +18,13 @@ export function devnetFacilitator(chain: DevnetChain): FacilitatorClient {
   return {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
-    getSupported: async () => facilitator.getSupported() as never,
+    // The scheme registers every network it knows; this chain is one of them, and only it is served.
+    getSupported: async () => {
+      const supported = facilitator.getSupported();
+      return {
+        ...supported,
+        kinds: supported.kinds.filter((kind) => kind.network === BASE_NETWORK),
+      } as never;
+    },
   };
 }
