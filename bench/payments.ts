@@ -4,10 +4,13 @@
  * chain work in verify/settle); (3) the reference @x402/express middleware with the same instant
  * facilitator, selling a JSON route. Each purchase is what a buyer does: GET (402), sign with the
  * official client, GET again with PAYMENT-SIGNATURE, by a fresh wallet. Client and servers share
- * this process and its cores. Usage: npx tsx bench/payments.ts [--purchases 200] [--concurrency 8]
+ * this process and its cores. Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200]
+ * [--concurrency 8] [--only devnet|instant|reference] (repeatable: those scenarios alone)
+ * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +36,9 @@ const option = (name: string, fallback: number) => {
 };
 const purchases = option('purchases', 200);
 const concurrency = option('concurrency', 8);
+const only = args.filter((_, at) => args[at - 1] === '--only');
+const profileFile = args[args.indexOf('--cpu-prof') + 1];
+const runs = (scenario: 'devnet' | 'instant' | 'reference') => only.length === 0 || only.includes(scenario);
 
 const instantFacilitator: FacilitatorClient = {
   verify: async (payload: PaymentPayload) => ({
@@ -174,48 +180,66 @@ try {
   const resource = `${base}/api/r/bench-seller/bench-kit`;
 
   const results: Result[] = [];
-  const funded = Array.from({ length: purchases }, buyer);
-  for (const b of funded) await rail.devnet!.fund(b.account.address, 2_000_000n);
-  results.push(
-    await measure('repo402, devnet chain (in-process facilitator, real settlement)', resource, funded),
-  );
+  const profiler = args.includes('--cpu-prof') ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
+    await profiler.post('Profiler.start');
+  }
+  if (runs('devnet')) {
+    const funded = Array.from({ length: purchases }, buyer);
+    for (const b of funded) await rail.devnet!.fund(b.account.address, 2_000_000n);
+    results.push(
+      await measure('repo402, devnet chain (in-process facilitator, real settlement)', resource, funded),
+    );
+  }
 
-  rail.facilitator = instantFacilitator;
-  results.push(
-    await measure('repo402, instant facilitator', resource, Array.from({ length: purchases }, buyer)),
-  );
+  if (runs('instant')) {
+    rail.facilitator = instantFacilitator;
+    results.push(
+      await measure('repo402, instant facilitator', resource, Array.from({ length: purchases }, buyer)),
+    );
+  }
 
-  const expressApp = express();
-  const resourceServer = new x402ResourceServer(instantFacilitator).register(
-    'eip155:8453',
-    new ExactEvmServerScheme(),
-  );
-  expressApp.use(
-    paymentMiddleware(
-      {
-        'GET /r': {
-          accepts: { scheme: 'exact', price: '$2', network: 'eip155:8453', payTo: rail.payTo },
-          description: 'bench',
-          mimeType: 'application/json',
+  if (runs('reference')) {
+    const expressApp = express();
+    const resourceServer = new x402ResourceServer(instantFacilitator).register(
+      'eip155:8453',
+      new ExactEvmServerScheme(),
+    );
+    expressApp.use(
+      paymentMiddleware(
+        {
+          'GET /r': {
+            accepts: { scheme: 'exact', price: '$2', network: 'eip155:8453', payTo: rail.payTo },
+            description: 'bench',
+            mimeType: 'application/json',
+          },
         },
-      },
-      resourceServer,
-    ),
-  );
-  expressApp.get('/r', (_req, res) => {
-    res.json({ ok: true });
-  });
-  const listener = expressApp.listen(0, '127.0.0.1');
-  await new Promise((resolve) => listener.once('listening', resolve));
-  const expressUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/r`;
-  results.push(
-    await measure(
-      '@x402/express reference middleware, instant facilitator',
-      expressUrl,
-      Array.from({ length: purchases }, buyer),
-    ),
-  );
-  listener.close();
+        resourceServer,
+      ),
+    );
+    expressApp.get('/r', (_req, res) => {
+      res.json({ ok: true });
+    });
+    const listener = expressApp.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listener.once('listening', resolve));
+    const expressUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/r`;
+    results.push(
+      await measure(
+        '@x402/express reference middleware, instant facilitator',
+        expressUrl,
+        Array.from({ length: purchases }, buyer),
+      ),
+    );
+    listener.close();
+  }
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(profileFile!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
 
   const database = postgres ? 'PostgreSQL' : 'PGlite';
   console.log(
