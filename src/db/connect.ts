@@ -23,6 +23,22 @@ export async function selectRows<T>(db: Db, query: SQL): Promise<T[]> {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 
+/**
+ * A hand-written statement of a hot path (the buy path), run with `Database.run`: PostgreSQL
+ * parses and plans it once per connection (a named prepared statement), and no query builder
+ * runs per call. `Row` is the shape its rows come back in, named as the SQL names its columns.
+ */
+export interface Statement<Row> {
+  readonly name: string;
+  readonly text: string;
+  /** Type only: the row shape. */
+  readonly row?: Row;
+}
+
+export function statement<Row>(name: string, text: string): Statement<Row> {
+  return { name, text };
+}
+
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number }
   | { kind: 'pglite'; dataDir: string }
@@ -35,6 +51,11 @@ export interface Database {
   execScript<T = Record<string, unknown>>(text: string): Promise<{ rows: T[] }>;
   /** Parameterised single statement, for libraries that bring their own SQL. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /**
+   * A prepared hot-path statement with its parameters; its rows as the driver parses them (on both
+   * drivers: `numeric` as a string, `timestamptz` as a `Date`, `json` parsed).
+   */
+  run<Row>(statement: Statement<Row>, params: unknown[]): Promise<Row[]>;
   /**
    * Runs `fn` while holding a cluster-wide lock on `key`, so only one process does it at a time
    * (migrations, sweeps). PGlite has one process by construction and only serialises.
@@ -83,6 +104,10 @@ async function connectPostgres(url: string, poolSize: number): Promise<Database>
     async query(text, params) {
       const result = await pool.query(text, params as unknown[]);
       return { rows: result.rows };
+    },
+    async run<Row>(statement: Statement<Row>, params: unknown[]) {
+      const result = await pool.query({ name: statement.name, text: statement.text, values: params });
+      return result.rows as Row[];
     },
     async withAdvisoryLock(key, fn) {
       // Session-level locks belong to one connection: hold a dedicated client for lock and unlock.
@@ -157,6 +182,10 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
     async query<T>(text: string, params?: unknown[]) {
       const result = await client.query<T>(text, params);
       return { rows: result.rows };
+    },
+    // PGlite has no statement cache to fill: it parses every query, as `query` does.
+    async run<Row>(statement: Statement<Row>, params: unknown[]) {
+      return (await client.query<Row>(statement.text, params)).rows;
     },
     withAdvisoryLock(key, fn) {
       // One process owns PGlite, so an in-process queue per key gives the same guarantee.

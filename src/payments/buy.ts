@@ -13,7 +13,7 @@ import { publishedRelease, type Release, updateOffer } from '../releases/service
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
-import { holdingOf } from './holdings.js';
+import { holdingAndPayment, holdingOf } from './holdings.js';
 import { cachedSaleHead, readSaleHead } from './listing.js';
 import { type Offer, offerFor, type PricedListing } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
@@ -31,7 +31,9 @@ import {
   trackAttempt,
 } from './settlement.js';
 import {
+  type ClaimedPayment,
   findPayment,
+  findPaymentById,
   findPurchaseByPayment,
   findSlotHolder,
   insertEntitlement,
@@ -109,7 +111,7 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
-  const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
+  const holding = wallet ? await holdingOf(ctx.database, wallet, listing.id) : undefined;
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
@@ -200,10 +202,10 @@ async function payWith(
   const db = ctx.database.db;
   const key = { asset: rail.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: authorization.nonce };
 
-  // Holding first, then the authorization's row: a purchase is written after its payment row, so
-  // a holding that came from this very authorization is always seen here as its row (a replay).
-  const holding = await holdingOf(db, payer, listing.id);
-  const existing = await findPayment(db, key.asset, key.payer, key.nonce);
+  // The holding and the authorization's row in one snapshot: a holding that came from this very
+  // authorization is always seen with its row, and answered as a replay.
+  const { holding, paymentId } = await holdingAndPayment(ctx.database, payer, listing.id, key);
+  const existing = paymentId === undefined ? undefined : await findPaymentById(db, paymentId);
   if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
   assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
@@ -236,7 +238,7 @@ async function payWith(
   }
 
   const now = ctx.clock.now();
-  const row = {
+  const row: ClaimedPayment = {
     ...key,
     network: rail.network,
     payTo: rail.payTo.toLowerCase(),
@@ -245,7 +247,7 @@ async function payWith(
     creatorId: listing.creatorId,
     version: offer.version,
     kind: offer.kind,
-    fromVersion: offer.fromVersion,
+    fromVersion: offer.fromVersion ?? null,
     updatePriceMicro: offer.updatePriceMicro,
     source: request.source,
     payload: payment.payload,
@@ -253,7 +255,7 @@ async function payWith(
     validBefore: new Date(Number(authorization.validBefore) * 1000),
     // Inserted already claimed for this first attempt (as claimForSettlement would leave it),
     // which saves the claim's round trip; a crash before the settle leaves a lease that expires.
-    state: 'settling' as const,
+    state: 'settling',
     leaseUntil: leaseUntil(ctx, now),
     attempts: 1,
     createdAt: now,
@@ -261,7 +263,7 @@ async function payWith(
   };
   // Twice at most: the slot's holder may fail between our insert and our read of it.
   for (let round = 0; round < 2; round += 1) {
-    const inserted = await insertPayment(db, row);
+    const inserted = await insertPayment(ctx.database, row);
     if (inserted) return settleClaimed(ctx, rail, inserted, release);
     const own = await findPayment(db, key.asset, key.payer, key.nonce);
     if (own) return continuePayment(ctx, rail, ownRow(own, listing), release);

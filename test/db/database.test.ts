@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { statement } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -55,5 +56,20 @@ describe.each(BACKENDS)('database on %s', (backend) => {
     ).rejects.toThrow('boom');
     const { rows } = await database.query("select count(*)::int as n from platform_settings where key = 'x'");
     expect(rows[0]).toEqual({ n: 0 });
+  });
+
+  it('runs a prepared statement again and again, its values parsed alike on both drivers', async () => {
+    database = await openTestDatabase(backend);
+    const echo = statement<{ money: string; at: Date; list: string[]; missing: string | null }>(
+      'test_echo',
+      `select $1::numeric as money, $2::timestamptz as at, json_build_array($3::text, 'b') as list,
+        (select key from platform_settings where key = $3) as missing`,
+    );
+    const at = new Date('2026-11-25T10:00:00.123Z');
+    for (const money of ['12345678901234567890', '0']) {
+      expect(await database.run(echo, [money, at, 'a'])).toEqual([
+        { money, at, list: ['a', 'b'], missing: null },
+      ]);
+    }
   });
 });
