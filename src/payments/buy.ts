@@ -13,9 +13,9 @@ import { publishedRelease, type Release, updateOffer } from '../releases/service
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
-import { holdingAndPayment, holdingOf } from './holdings.js';
-import { cachedSaleHead, readSaleHead } from './listing.js';
-import { type Offer, offerFor, type PricedListing } from './offer.js';
+import { holdingOf } from './holdings.js';
+import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead } from './listing.js';
+import { type Offer, offerFor } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
 import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
@@ -93,25 +93,20 @@ const anonymousOffers = listingCacheSlot<PaymentRequiredResponse>({
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
   assertCountryAllowed(ctx.config.compliance, request.country);
+  const rail = await paymentRail(ctx);
   // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
   // is not read (nor used up): x402 clients resend the first request's headers with the payment.
-  // A payment decides on the listing as it is now; the 402 path reads the cached head.
-  const paying = request.paymentSignature !== undefined;
-  const head = paying
-    ? await readSaleHead(ctx.database.db, request.owner, request.slug)
-    : await cachedSaleHead(ctx, request.owner, request.slug);
+  if (request.paymentSignature !== undefined)
+    return buyWithPayment(ctx, rail, request.paymentSignature, request);
+  const head = await cachedSaleHead(ctx, request.owner, request.slug);
   if (!head) throw notFound();
   const { listing, release } = head;
-  const rail = await paymentRail(ctx);
-  if (paying) {
-    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature!), request);
-  }
   const wallet =
     request.walletSignature === undefined
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
-  const holding = wallet ? await holdingOf(ctx.database, wallet, listing.id) : undefined;
+  const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
@@ -180,17 +175,46 @@ async function freeGrant(
   return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'free', purchaseId }) };
 }
 
+/**
+ * A payment decides on the listing as it is now, never on the cached head: listing, release on
+ * sale, the payer's holding and the authorization's row are read together (`readPayingHead`).
+ */
+async function buyWithPayment(
+  ctx: AppContext,
+  rail: PaymentRail,
+  paymentSignature: string,
+  request: BuyRequest,
+): Promise<BuyResult> {
+  let payment: DecodedPayment;
+  try {
+    payment = decodePaymentSignature(paymentSignature);
+  } catch (error) {
+    // An unknown listing is a 404 whatever the payment header holds.
+    if (!(await readSaleHead(ctx.database.db, request.owner, request.slug))) throw notFound();
+    throw error;
+  }
+  const { authorization } = payment;
+  const key = {
+    asset: rail.asset.toLowerCase(),
+    payer: authorization.from.toLowerCase(),
+    nonce: authorization.nonce,
+  };
+  const head = await readPayingHead(ctx.database.db, request.owner, request.slug, key);
+  if (!head) throw notFound();
+  return payWith(ctx, rail, head, payment, key, request);
+}
+
 async function payWith(
   ctx: AppContext,
   rail: PaymentRail,
-  listing: PublicListing & PricedListing,
-  release: Release,
+  head: PayingHead,
   payment: DecodedPayment,
+  key: { asset: string; payer: string; nonce: string },
   request: BuyRequest,
 ): Promise<BuyResult> {
+  const { listing, release, holding } = head;
   const { authorization } = payment;
-  const payer = authorization.from;
-  await assertNotSanctioned(ctx.config.compliance, payer);
+  await assertNotSanctioned(ctx.config.compliance, authorization.from);
   // Everything below trusts `from`: an owner's grant and a free record are given without
   // settling, and an existing row is driven for whoever presents its key. So the signature is
   // checked first, not only by the facilitator's verify further on.
@@ -200,12 +224,7 @@ async function payWith(
     });
   }
   const db = ctx.database.db;
-  const key = { asset: rail.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: authorization.nonce };
-
-  // The holding and the authorization's row in one snapshot: a holding that came from this very
-  // authorization is always seen with its row, and answered as a replay.
-  const { holding, paymentId } = await holdingAndPayment(ctx.database, payer, listing.id, key);
-  const existing = paymentId === undefined ? undefined : await findPaymentById(db, paymentId);
+  const existing = head.paymentId === undefined ? undefined : await findPaymentById(db, head.paymentId);
   if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
   assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
@@ -213,7 +232,7 @@ async function payWith(
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
-  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
+  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
 
   const quoteId = request.quoteId ?? echoedQuoteId(payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;

@@ -1,4 +1,4 @@
-import type { Database } from '../db/connect.js';
+import type { Db } from '../db/connect.js';
 import { compareVersions } from '../releases/versions.js';
 import { readHolding } from './store.js';
 
@@ -9,26 +9,12 @@ export interface Holding {
   allVersionsFrom?: string;
 }
 
-export async function holdingOf(database: Database, wallet: string, listingId: string): Promise<Holding> {
-  return holdingFrom(await readHolding(database, wallet.toLowerCase(), listingId));
+export async function holdingOf(db: Db, wallet: string, listingId: string): Promise<Holding> {
+  return holdingFrom(await readHolding(db, wallet.toLowerCase(), listingId));
 }
 
-/**
- * A payer's holding and the id of its authorization's payment row (asset and nonce), if it has
- * one, read together: a purchase is written after its payment row, so a holding that came from
- * this very authorization is always seen with its row (a replay).
- */
-export async function holdingAndPayment(
-  database: Database,
-  payer: string,
-  listingId: string,
-  authorization: { asset: string; nonce: string },
-): Promise<{ holding: Holding; paymentId?: string }> {
-  const read = await readHolding(database, payer.toLowerCase(), listingId, authorization);
-  return { holding: holdingFrom(read), paymentId: read.paymentId };
-}
-
-function holdingFrom(read: { versions: string[]; allVersions: string[] }): Holding {
+/** The holding of the versions a wallet is entitled to and those it bought with `all_versions`. */
+export function holdingFrom(read: { versions: string[]; allVersions: string[] }): Holding {
   return { versions: read.versions, allVersionsFrom: read.allVersions.sort(compareVersions)[0] };
 }
 

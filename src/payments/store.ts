@@ -4,18 +4,29 @@ import {
   asc,
   desc,
   eq,
+  getTableColumns,
   gt,
   inArray,
   isNull,
   lt,
   ne,
   or,
+  type Placeholder,
   type SQL,
   sql,
 } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import { type Database, type Db, selectRows, statement } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { entitlements, ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
+import {
+  entitlements,
+  ledgerEntries,
+  listings,
+  payments,
+  payoutSweeps,
+  purchases,
+  releases,
+} from '../db/schema/index.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PurchaseRow = typeof purchases.$inferSelect;
@@ -51,35 +62,93 @@ export async function findPaymentById(db: Db, id: string) {
   return row;
 }
 
-const READ_HOLDING = statement<{ versions: string[]; stamped: string[]; paymentId: string | null }>(
-  'payments_read_holding',
-  `select
-    (select coalesce(json_agg(version), '[]') from entitlements where wallet = $1 and listing_id = $2::uuid)
-      as versions,
-    (select coalesce(json_agg(version), '[]') from purchases
-      where wallet = $1 and listing_id = $2::uuid and all_versions) as stamped,
-    (select id from payments where asset = $3 and payer = $1 and nonce = $4) as "paymentId"`,
+/** Drizzle binds a prepared query to one database: each is prepared once per database, on first use. */
+function preparedPerDatabase<T>(prepare: (db: Db) => T): (db: Db) => T {
+  const prepared = new WeakMap<Db, T>();
+  return (db) => {
+    let query = prepared.get(db);
+    if (!query) {
+      query = prepare(db);
+      prepared.set(db, query);
+    }
+    return query;
+  };
+}
+
+/** What `wallet` holds of the listing `listingId`: versions it is entitled to, and those bought with `all_versions`. */
+function holdingColumns(wallet: Placeholder, listingId: Placeholder | AnyColumn) {
+  return {
+    versions: sql<string[]>`(select coalesce(json_agg(${entitlements.version}), '[]') from ${entitlements}
+      where ${entitlements.wallet} = ${wallet} and ${entitlements.listingId} = ${listingId})`,
+    allVersions: sql<string[]>`(select coalesce(json_agg(${purchases.version}), '[]') from ${purchases}
+      where ${purchases.wallet} = ${wallet} and ${purchases.listingId} = ${listingId} and ${purchases.allVersions})`,
+  };
+}
+
+const holdingQuery = preparedPerDatabase((db) =>
+  db
+    .select(holdingColumns(sql.placeholder('wallet'), sql.placeholder('listingId')))
+    .from(sql`(values (1)) as one`)
+    .prepare('payments_holding'),
 );
 
-/**
- * What `wallet` (lower case) holds of a listing: the versions it is entitled to and those it
- * bought with `all_versions`; with `authorization`, also the id of that authorization's payment
- * row, read in the same snapshot (one statement), so a holding that came from this authorization
- * is never seen without its row.
- */
+/** What `wallet` (lower case) holds of a listing. */
 export async function readHolding(
-  database: Database,
+  db: Db,
   wallet: string,
   listingId: string,
-  authorization?: { asset: string; nonce: string },
-): Promise<{ versions: string[]; allVersions: string[]; paymentId?: string }> {
-  const [row] = await database.run(READ_HOLDING, [
-    wallet,
-    listingId,
-    authorization?.asset ?? null,
-    authorization?.nonce ?? null,
-  ]);
-  return { versions: row!.versions, allVersions: row!.stamped, paymentId: row!.paymentId ?? undefined };
+): Promise<{ versions: string[]; allVersions: string[] }> {
+  const [row] = await holdingQuery(db).execute({ wallet, listingId });
+  return row!;
+}
+
+const onSale = alias(releases, 'on_sale');
+const { computed: _computed, ...onSaleColumns } = getTableColumns(onSale);
+
+const paymentHeadQuery = preparedPerDatabase((db) => {
+  const newestPassing = db
+    .select({ id: releases.id })
+    .from(releases)
+    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass')))
+    .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
+    .limit(1);
+  const payer = sql.placeholder('payer');
+  return db
+    .select({
+      listing: {
+        id: listings.id,
+        owner: listings.owner,
+        slug: listings.slug,
+        creatorId: listings.creatorId,
+        status: listings.status,
+        priceMicro: listings.priceMicro,
+        updatePriceMicro: listings.updatePriceMicro,
+        description: listings.description,
+        triggerHint: listings.triggerHint,
+        licence: listings.licence,
+      },
+      release: onSaleColumns,
+      ...holdingColumns(payer, listings.id),
+      paymentId: sql<string | null>`(select ${payments.id} from ${payments} where ${payments.asset} =
+        ${sql.placeholder('asset')} and ${payments.payer} = ${payer} and ${payments.nonce} = ${sql.placeholder('nonce')})`,
+    })
+    .from(listings)
+    .leftJoin(onSale, eq(onSale.id, sql`(${newestPassing})`))
+    .where(and(eq(listings.owner, sql.placeholder('owner')), eq(listings.slug, sql.placeholder('slug'))))
+    .prepare('payments_head');
+});
+
+/**
+ * Everything a paying request decides on, read afresh in one statement (one snapshot): the
+ * listing `owner/slug`, its newest passing release, what `payer` (lower case) holds of it, and the
+ * id of the payment row of the authorization (`asset`, `nonce`), if it has one.
+ */
+export async function readPaymentHead(
+  db: Db,
+  key: { owner: string; slug: string; asset: string; payer: string; nonce: string },
+) {
+  const [row] = await paymentHeadQuery(db).execute(key);
+  return row;
 }
 
 /** A payment row as the buy path inserts it: claimed for its first attempt (`settling`, leased). */
