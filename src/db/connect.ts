@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -9,6 +9,7 @@ import pg from 'pg';
 import { LockHeldError, lockDataDir } from './data-dir-lock.js';
 import { initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
 import * as schema from './schema/index.js';
+import { parameterText, type Statement } from './statement.js';
 
 export type Schema = typeof schema;
 /** The query builder every store uses; the same on PGlite and PostgreSQL. */
@@ -23,22 +24,6 @@ export async function selectRows<T>(db: Db, query: SQL): Promise<T[]> {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 
-/**
- * A hand-written statement of a hot path (the buy path), run with `Database.run`: PostgreSQL
- * parses and plans it once per connection (a named prepared statement), and no query builder
- * runs per call. `Row` is the shape its rows come back in, named as the SQL names its columns.
- */
-export interface Statement<Row> {
-  readonly name: string;
-  readonly text: string;
-  /** Type only: the row shape. */
-  readonly row?: Row;
-}
-
-export function statement<Row>(name: string, text: string): Statement<Row> {
-  return { name, text };
-}
-
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number }
   | { kind: 'pglite'; dataDir: string }
@@ -51,10 +36,7 @@ export interface Database {
   execScript<T = Record<string, unknown>>(text: string): Promise<{ rows: T[] }>;
   /** Parameterised single statement, for libraries that bring their own SQL. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
-  /**
-   * A prepared hot-path statement with its parameters; its rows as the driver parses them (on both
-   * drivers: `numeric` as a string, `timestamptz` as a `Date`, `json` parsed).
-   */
+  /** A hot-path statement (`statement.ts`), prepared once per connection, with its parameters. */
   run<Row>(statement: Statement<Row>, params: unknown[]): Promise<Row[]>;
   /**
    * Runs `fn` while holding a cluster-wide lock on `key`, so only one process does it at a time
@@ -106,7 +88,8 @@ async function connectPostgres(url: string, poolSize: number): Promise<Database>
       return { rows: result.rows };
     },
     async run<Row>(statement: Statement<Row>, params: unknown[]) {
-      const result = await pool.query({ name: statement.name, text: statement.text, values: params });
+      const values = params.map(parameterText);
+      const result = await pool.query({ name: statement.name, text: statement.text, values });
       return result.rows as Row[];
     },
     async withAdvisoryLock(key, fn) {
@@ -183,10 +166,7 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       const result = await client.query<T>(text, params);
       return { rows: result.rows };
     },
-    // PGlite has no statement cache to fill: it parses every query, as `query` does.
-    async run<Row>(statement: Statement<Row>, params: unknown[]) {
-      return (await client.query<Row>(statement.text, params)).rows;
-    },
+    run: pgliteStatements(client),
     withAdvisoryLock(key, fn) {
       // One process owns PGlite, so an in-process queue per key gives the same guarantee.
       const previous = lockQueues.get(key) ?? Promise.resolve();
@@ -210,6 +190,40 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       await release?.();
     },
   };
+}
+
+/**
+ * PGlite's `query` parses and plans every statement anew, in six protocol exchanges with the
+ * WebAssembly backend. A hot statement is parsed once into a named prepared statement; each call
+ * is then one exchange (bind, describe, execute, sync), which costs half the CPU or less
+ * (docs/BENCHMARKS.md). It takes the locks `query` takes, so it never runs inside a transaction
+ * another caller has open on the one connection.
+ */
+function pgliteStatements(client: PGlite): Database['run'] {
+  const { serialize } = protocol;
+  const prepared = new Set<string>();
+  return <Row>(statement: Statement<Row>, params: unknown[]): Promise<Row[]> =>
+    client._runExclusiveTransaction(() =>
+      client._runExclusiveQuery(async () => {
+        const messages: Uint8Array[] = [];
+        if (!prepared.has(statement.name)) {
+          // Closed first: a pooled instance (the tests') may hold the name from an earlier wrapper.
+          messages.push(
+            serialize.close({ type: 'S', name: statement.name }),
+            serialize.parse({ name: statement.name, text: statement.text, types: [] }),
+          );
+        }
+        messages.push(
+          serialize.bind({ statement: statement.name, values: params.map(parameterText) }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({}),
+          serialize.sync(),
+        );
+        const { messages: replies } = await client.execProtocol(Buffer.concat(messages));
+        prepared.add(statement.name);
+        return (parse.parseResults(replies, client.parsers)[0]?.rows ?? []) as Row[];
+      }),
+    );
 }
 
 /** A connection of its own that LISTENs, and comes back (every second) when it is lost. */

@@ -106,7 +106,7 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
-  const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
+  const holding = wallet ? await holdingOf(ctx.database, wallet, listing.id) : undefined;
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
@@ -199,7 +199,7 @@ async function buyWithPayment(
     payer: authorization.from.toLowerCase(),
     nonce: authorization.nonce,
   };
-  const head = await readPayingHead(ctx.database.db, request.owner, request.slug, key);
+  const head = await readPayingHead(ctx.database, request.owner, request.slug, key);
   if (!head) throw notFound();
   return payWith(ctx, rail, head, payment, key, request);
 }

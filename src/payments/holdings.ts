@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.js';
+import type { Database } from '../db/connect.js';
 import { compareVersions } from '../releases/versions.js';
 import { readHolding } from './store.js';
 
@@ -9,8 +9,8 @@ export interface Holding {
   allVersionsFrom?: string;
 }
 
-export async function holdingOf(db: Db, wallet: string, listingId: string): Promise<Holding> {
-  return holdingFrom(await readHolding(db, wallet.toLowerCase(), listingId));
+export async function holdingOf(database: Database, wallet: string, listingId: string): Promise<Holding> {
+  return holdingFrom(await readHolding(database, wallet.toLowerCase(), listingId));
 }
 
 /** The holding of the versions a wallet is entitled to and those it bought with `all_versions`. */

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/connect.js';
+import type { Database, Db } from '../db/connect.js';
 import { isValidName } from '../identity/handles.js';
 import { findPublicListing, type PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/caches.js';
@@ -53,13 +53,13 @@ export interface PayingHead extends SaleHead {
  * authorization is always seen with its row (and answered as a replay).
  */
 export async function readPayingHead(
-  db: Db,
+  database: Database,
   owner: string,
   slug: string,
   authorization: { asset: string; payer: string; nonce: string },
 ): Promise<PayingHead | null> {
   if (!isValidName(owner) || !isValidName(slug)) return null;
-  const row = await readPaymentHead(db, { owner, slug, ...authorization });
+  const row = await readPaymentHead(database, { owner, slug, ...authorization });
   if (!row || row.listing.status === 'draft') return null;
   const listing = pricedListing({ ...row.listing, status: row.listing.status });
   // A passing release always has its zip (the releases table's check `releases_artifact_whole`).

@@ -11,12 +11,10 @@ import {
   lt,
   ne,
   or,
-  type Placeholder,
   type SQL,
   sql,
 } from 'drizzle-orm';
-import { alias } from 'drizzle-orm/pg-core';
-import { type Database, type Db, selectRows, statement } from '../db/connect.js';
+import { type Database, type Db, selectRows } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import {
   entitlements,
@@ -27,6 +25,8 @@ import {
   purchases,
   releases,
 } from '../db/schema/index.js';
+import { columnList, fromColumns, statement } from '../db/statement.js';
+import type { ReleaseRow } from '../releases/store.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PurchaseRow = typeof purchases.$inferSelect;
@@ -62,93 +62,76 @@ export async function findPaymentById(db: Db, id: string) {
   return row;
 }
 
-/** Drizzle binds a prepared query to one database: each is prepared once per database, on first use. */
-function preparedPerDatabase<T>(prepare: (db: Db) => T): (db: Db) => T {
-  const prepared = new WeakMap<Db, T>();
-  return (db) => {
-    let query = prepared.get(db);
-    if (!query) {
-      query = prepare(db);
-      prepared.set(db, query);
-    }
-    return query;
-  };
+/** What the wallet `$wallet` holds of the listing `$listing`: versions it is entitled to, and those bought with `all_versions`. */
+function holdingColumns(wallet: string, listing: string): string {
+  return `(select coalesce(json_agg(version), '[]') from entitlements where wallet = ${wallet}
+      and listing_id = ${listing}) as versions,
+    (select coalesce(json_agg(version), '[]') from purchases where wallet = ${wallet}
+      and listing_id = ${listing} and all_versions) as "allVersions"`;
 }
 
-/** What `wallet` holds of the listing `listingId`: versions it is entitled to, and those bought with `all_versions`. */
-function holdingColumns(wallet: Placeholder, listingId: Placeholder | AnyColumn) {
-  return {
-    versions: sql<string[]>`(select coalesce(json_agg(${entitlements.version}), '[]') from ${entitlements}
-      where ${entitlements.wallet} = ${wallet} and ${entitlements.listingId} = ${listingId})`,
-    allVersions: sql<string[]>`(select coalesce(json_agg(${purchases.version}), '[]') from ${purchases}
-      where ${purchases.wallet} = ${wallet} and ${purchases.listingId} = ${listingId} and ${purchases.allVersions})`,
-  };
-}
-
-const holdingQuery = preparedPerDatabase((db) =>
-  db
-    .select(holdingColumns(sql.placeholder('wallet'), sql.placeholder('listingId')))
-    .from(sql`(values (1)) as one`)
-    .prepare('payments_holding'),
+const READ_HOLDING = statement<{ versions: string[]; allVersions: string[] }>(
+  'payments_holding',
+  `select ${holdingColumns('$1', '$2::uuid')}`,
 );
 
 /** What `wallet` (lower case) holds of a listing. */
 export async function readHolding(
-  db: Db,
+  database: Database,
   wallet: string,
   listingId: string,
 ): Promise<{ versions: string[]; allVersions: string[] }> {
-  const [row] = await holdingQuery(db).execute({ wallet, listingId });
+  const [row] = await database.run(READ_HOLDING, [wallet, listingId]);
   return row!;
 }
 
-const onSale = alias(releases, 'on_sale');
-const { computed: _computed, ...onSaleColumns } = getTableColumns(onSale);
+/** A listing's public fields (`PublicListing`), drafts included: the caller turns those away. */
+const listingForSaleColumns = {
+  id: listings.id,
+  owner: listings.owner,
+  slug: listings.slug,
+  creatorId: listings.creatorId,
+  status: listings.status,
+  priceMicro: listings.priceMicro,
+  updatePriceMicro: listings.updatePriceMicro,
+  description: listings.description,
+  triggerHint: listings.triggerHint,
+  licence: listings.licence,
+};
+type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof listingForSaleColumns>;
+const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
 
-const paymentHeadQuery = preparedPerDatabase((db) => {
-  const newestPassing = db
-    .select({ id: releases.id })
-    .from(releases)
-    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass')))
-    .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
-    .limit(1);
-  const payer = sql.placeholder('payer');
-  return db
-    .select({
-      listing: {
-        id: listings.id,
-        owner: listings.owner,
-        slug: listings.slug,
-        creatorId: listings.creatorId,
-        status: listings.status,
-        priceMicro: listings.priceMicro,
-        updatePriceMicro: listings.updatePriceMicro,
-        description: listings.description,
-        triggerHint: listings.triggerHint,
-        licence: listings.licence,
-      },
-      release: onSaleColumns,
-      ...holdingColumns(payer, listings.id),
-      paymentId: sql<string | null>`(select ${payments.id} from ${payments} where ${payments.asset} =
-        ${sql.placeholder('asset')} and ${payments.payer} = ${payer} and ${payments.nonce} = ${sql.placeholder('nonce')})`,
-    })
-    .from(listings)
-    .leftJoin(onSale, eq(onSale.id, sql`(${newestPassing})`))
-    .where(and(eq(listings.owner, sql.placeholder('owner')), eq(listings.slug, sql.placeholder('slug'))))
-    .prepare('payments_head');
-});
+const PAYMENT_HEAD = statement<Record<string, unknown>>(
+  'payments_head',
+  `select ${columnList('l', 'listing', listingForSaleColumns)}, ${columnList('r', 'release', releaseColumns)},
+    ${holdingColumns('$3', 'l.id')},
+    (select id from payments where asset = $4 and payer = $3 and nonce = $5) as "paymentId"
+  from listings l
+  left join releases r on r.id = (select newest.id from releases newest
+    where newest.listing_id = l.id and newest.verdict = 'pass'
+    order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
+  where l.owner = $1 and l.slug = $2`,
+);
 
 /**
  * Everything a paying request decides on, read afresh in one statement (one snapshot): the
  * listing `owner/slug`, its newest passing release, what `payer` (lower case) holds of it, and the
- * id of the payment row of the authorization (`asset`, `nonce`), if it has one.
+ * id of the payment row of the authorization (`asset`, `nonce`), if it has one. The rows are
+ * decoded by the schema's own columns, as the query builder would.
  */
 export async function readPaymentHead(
-  db: Db,
+  database: Database,
   key: { owner: string; slug: string; asset: string; payer: string; nonce: string },
 ) {
-  const [row] = await paymentHeadQuery(db).execute(key);
-  return row;
+  const [row] = await database.run(PAYMENT_HEAD, [key.owner, key.slug, key.payer, key.asset, key.nonce]);
+  if (!row) return undefined;
+  return {
+    listing: fromColumns<ListingForSale>(row, 'listing', listingForSaleColumns)!,
+    release: fromColumns<ReleaseRow>(row, 'release', releaseColumns),
+    versions: row.versions as string[],
+    allVersions: row.allVersions as string[],
+    paymentId: (row.paymentId as string | null) ?? undefined,
+  };
 }
 
 /** A payment row as the buy path inserts it: claimed for its first attempt (`settling`, leased). */
@@ -183,13 +166,13 @@ export async function insertPayment(
     row.nonce,
     row.network,
     row.payTo,
-    row.amountMicro.toString(),
+    row.amountMicro,
     row.listingId,
     row.creatorId,
     row.version,
     row.kind,
     row.fromVersion,
-    row.updatePriceMicro.toString(),
+    row.updatePriceMicro,
     row.source,
     JSON.stringify(row.payload),
     JSON.stringify(row.requirements),
@@ -323,7 +306,7 @@ export async function recordSettled(
   feeMicro: bigint,
   now: Date,
 ): Promise<{ purchase: PurchaseRow; duplicate: boolean } | undefined> {
-  const [row] = await database.run(RECORD_SETTLEMENT, [id, transaction, now, feeMicro.toString()]);
+  const [row] = await database.run(RECORD_SETTLEMENT, [id, transaction, now, feeMicro]);
   if (!row) return undefined;
   const { duplicate, ...purchase } = row;
   return { purchase: purchaseFromColumns(purchase), duplicate };

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { statement } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { statement } from '../../src/db/statement.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 
 describe.each(BACKENDS)('database on %s', (backend) => {
@@ -71,5 +71,29 @@ describe.each(BACKENDS)('database on %s', (backend) => {
         { money, at, list: ['a', 'b'], missing: null },
       ]);
     }
+  });
+
+  it('never runs a prepared statement inside a transaction another caller has open', async () => {
+    database = await openTestDatabase(backend);
+    const insert = statement<{ key: string }>(
+      'test_insert_setting',
+      `insert into platform_settings (key, value) values ($1, '1'::jsonb) returning key`,
+    );
+    let inside!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    const rolledBack = database.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into platform_settings (key, value) values ('x', '1'::jsonb)`);
+      inside();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      throw new Error('boom');
+    });
+    await opened;
+    const ran = database.run(insert, ['y']);
+    await expect(rolledBack).rejects.toThrow('boom');
+    expect(await ran).toEqual([{ key: 'y' }]);
+    const { rows } = await database.query('select key from platform_settings order by key');
+    expect(rows).toEqual([{ key: 'y' }]);
   });
 });
