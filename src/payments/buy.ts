@@ -1,6 +1,6 @@
 import type { SettleResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
-import { type Address, type Hex, hashTypedData, type PublicClient } from 'viem';
+import type { Address, Hex, PublicClient } from 'viem';
 import type { AppContext } from '../context.js';
 import { recoversTo } from '../identity/ecrecover.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
@@ -10,6 +10,7 @@ import { assertCountryAllowed, assertNotSanctioned } from '../platform/complianc
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
 import { publishedRelease, type Release, updateOffer } from '../releases/service.js';
+import { authorizationDigest } from './authorization-digest.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
@@ -340,13 +341,9 @@ async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: Decode
     message: payment.authorization,
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
-  let digest: Hex;
-  try {
-    digest = hashTypedData(parameters);
-  } catch {
-    // An authorization that cannot be encoded as EIP-712 data is no one's signature.
-    return false;
-  }
+  const digest = authorizationDigest(parameters.domain, payment.authorization);
+  // An authorization that cannot be encoded as EIP-712 data is no one's signature.
+  if (!digest) return false;
   if (recoversTo(digest, parameters.signature, parameters.address)) return true;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
