@@ -94,14 +94,13 @@ const anonymousOffers = listingCacheSlot<PaymentRequiredResponse>({
 
 export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
   assertCountryAllowed(ctx.config.compliance, request.country);
-  const rail = await paymentRail(ctx);
   // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
   // is not read (nor used up): x402 clients resend the first request's headers with the payment.
-  if (request.paymentSignature !== undefined)
-    return buyWithPayment(ctx, rail, request.paymentSignature, request);
+  if (request.paymentSignature !== undefined) return buyWithPayment(ctx, request.paymentSignature, request);
   const head = await cachedSaleHead(ctx, request.owner, request.slug);
   if (!head) throw notFound();
   const { listing, release } = head;
+  const rail = await paymentRail(ctx);
   const wallet =
     request.walletSignature === undefined
       ? undefined
@@ -182,7 +181,6 @@ async function freeGrant(
  */
 async function buyWithPayment(
   ctx: AppContext,
-  rail: PaymentRail,
   paymentSignature: string,
   request: BuyRequest,
 ): Promise<BuyResult> {
@@ -194,6 +192,7 @@ async function buyWithPayment(
     if (!(await readSaleHead(ctx.database.db, request.owner, request.slug))) throw notFound();
     throw error;
   }
+  const rail = await paymentRail(ctx);
   const { authorization } = payment;
   const key = {
     asset: rail.asset.toLowerCase(),

@@ -35,17 +35,10 @@ export type SweepRow = typeof payoutSweeps.$inferSelect;
 
 // The buy path's hot statements are written by hand and prepared once (`Database.run`): building
 // them with Drizzle on every purchase was a fifth of a paid purchase's CPU (docs/BENCHMARKS.md).
-// Their columns are named as the row types name them; money comes back as a numeric string.
+// Rows that carry a table's columns select them with `columnList` and are decoded by the schema's
+// columns (`fromColumns`), as the query builder would.
 
-const PURCHASE_COLUMNS = `id, listing_id as "listingId", wallet, version, kind, from_version as "fromVersion",
-  amount_micro as "amountMicro", all_versions as "allVersions", source, payment_id as "paymentId",
-  "transaction", created_at as "createdAt"`;
-
-type PurchaseColumns = Omit<PurchaseRow, 'amountMicro'> & { amountMicro: string };
-
-function purchaseFromColumns(row: PurchaseColumns): PurchaseRow {
-  return { ...row, amountMicro: BigInt(row.amountMicro) };
-}
+const purchaseColumns = getTableColumns(purchases);
 
 // Payments
 
@@ -258,7 +251,7 @@ export async function releasePayment(
     .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])));
 }
 
-const RECORD_SETTLEMENT = statement<PurchaseColumns & { duplicate: boolean }>(
+const RECORD_SETTLEMENT = statement<Record<string, unknown> & { duplicate: boolean }>(
   'payments_record_settlement',
   `with settled as (
     update payments set state = 'settled', "transaction" = $2, settled_at = $3::timestamptz,
@@ -276,10 +269,10 @@ const RECORD_SETTLEMENT = statement<PurchaseColumns & { duplicate: boolean }>(
     select listing_id, payer, version, kind, from_version, amount_micro, update_price_micro = 0, source, id, $2,
       $3::timestamptz
     from settled
-    returning ${PURCHASE_COLUMNS}
+    returning *
   ), entitlement as (
     insert into entitlements (wallet, listing_id, version, purchase_id, created_at)
-    select wallet, "listingId", version, id, "createdAt" from purchase
+    select wallet, listing_id, version, id, created_at from purchase
     on conflict do nothing
   ), credit as (
     insert into ledger_entries (creator_id, kind, amount_micro, fee_micro, purchase_id, created_at)
@@ -288,7 +281,7 @@ const RECORD_SETTLEMENT = statement<PurchaseColumns & { duplicate: boolean }>(
     from settled, purchase
     where settled.amount_micro - $4::numeric > 0
   )
-  select purchase.*, settled.duplicate from purchase, settled`,
+  select ${columnList('purchase', 'purchase', purchaseColumns)}, settled.duplicate from purchase, settled`,
 );
 
 /**
@@ -308,8 +301,7 @@ export async function recordSettled(
 ): Promise<{ purchase: PurchaseRow; duplicate: boolean } | undefined> {
   const [row] = await database.run(RECORD_SETTLEMENT, [id, transaction, now, feeMicro]);
   if (!row) return undefined;
-  const { duplicate, ...purchase } = row;
-  return { purchase: purchaseFromColumns(purchase), duplicate };
+  return { purchase: fromColumns<PurchaseRow>(row, 'purchase', purchaseColumns)!, duplicate: row.duplicate };
 }
 
 /** Rows left `settling` by a crash, a timeout or an ambiguous facilitator answer. */
