@@ -143,7 +143,10 @@ for (const database of databases) {
       await remember('idle after start');
     }
     progress(`${database}: seeding through the API and git over SSH`);
-    const { listing, large } = await seedBenchListings(server, { large: memory });
+    const { listing, large } = await seedBenchListings(
+      { url: server.url, cliEnv: { DATA_DIR: server.dataDir } },
+      { large: memory },
+    );
 
     const routes = await benchRoutes(server.url, listing, routeIds);
     const captured: CapturedResponse[] = [];

@@ -73,6 +73,40 @@ function worker(config: Config): Promise<void> {
   });
 }
 
+/** The process that keeps the hosted repositories, for API processes started with GIT_HOST_URL. */
+function gitHost(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    const { startGitHost } = await import('./git-host.js');
+    const host = await startGitHost(config);
+    return { log: host.runtime.ctx.log, close: () => host.close() };
+  });
+}
+
+/** The devnet chain and facilitator over HTTP, for processes in mainnet mode to share. */
+function devnetServe(config: Config): Promise<void> {
+  return runUntilSignalled(config, async () => {
+    const { startDevnetServer } = await import('./payments/devnet/serve.js');
+    const { startOperatorSocket } = await import('./operations.js');
+    const runtime = await createContext(config, { openPayments: true });
+    try {
+      const server = await startDevnetServer(runtime.ctx, config);
+      // `repo402 devnet fund` with this DATA_DIR mints on this chain.
+      const control = await startOperatorSocket(runtime.ctx);
+      return {
+        log: runtime.ctx.log,
+        async close() {
+          await control?.close();
+          await server.close();
+          await runtime.close();
+        },
+      };
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
+  });
+}
+
 function positiveCount(value: string): number {
   const count = Number(value);
   if (!/^[0-9]+$/.test(value) || count < 1 || count > 1000) {
@@ -96,6 +130,13 @@ program
   .command('worker')
   .description('run the background job workers only (several may run against one PostgreSQL)')
   .action(() => worker(loadConfig()));
+
+program
+  .command('git-host')
+  .description(
+    'run the git host: SSH, the hosted repositories and their release cuts, for API processes started with GIT_HOST_URL',
+  )
+  .action(() => gitHost(loadConfig()));
 
 program
   .command('migrate')
@@ -141,9 +182,14 @@ advisories
     if (result.ecosystems.some((e) => e.outcome === 'failed')) process.exitCode = 1;
   });
 
-program
-  .command('devnet')
-  .description('the local devnet chain (PAYMENTS_MODE=devnet)')
+const devnet = program.command('devnet').description('the local devnet chain (PAYMENTS_MODE=devnet)');
+devnet
+  .command('serve')
+  .description(
+    'serve the devnet chain as a JSON-RPC node (/rpc) and an x402 facilitator (/facilitator) on HOST:PORT',
+  )
+  .action(() => devnetServe(loadConfig()));
+devnet
   .command('fund <address> <micro-usdc>')
   .description('mint test USDC to an address; prints the transaction hash')
   .action(async (address: string, micro: string) => {
@@ -169,6 +215,42 @@ program
   .action(async () => {
     const result = (await runOperation('pause.set', { paused: false })) as { paused: boolean };
     process.stderr.write(result.paused ? 'still paused by PAUSED=true in the environment\n' : 'resumed\n');
+  });
+
+// Release attestations: verifying a download (no server, no database) and the operator's re-signing.
+program
+  .command('verify <zip> <attestation>')
+  .description(
+    "check a downloaded zip against its release attestation (exit 1 when it does not verify); --key pins the service's keys",
+  )
+  .option('--key <keys>', 'the keys document: a saved /.well-known/repo402-keys.json, or its URL')
+  .action(async (zip: string, attestation: string, options: { key?: string }) => {
+    const { describeVerification, verifyFiles } = await import('./attestations/verify-files.js');
+    const result = await verifyFiles(zip, attestation, options.key);
+    if (result.unpinned && result.verification.ok) {
+      process.stderr.write(
+        `keys taken from ${result.keysFrom}, the service the attestation names; pin them with --key\n`,
+      );
+    }
+    process.stdout.write(`${describeVerification(zip, result)}\n`);
+    if (!result.verification.ok) process.exitCode = 1;
+  });
+const attestations = program.command('attestations').description('release attestations');
+attestations
+  .command('backfill')
+  .description('attest the releases recorded before attestations existed (once, after upgrading)')
+  .action(async () => {
+    const result = (await runOperation('attestations.backfill', {})) as { attested: number };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+attestations
+  .command('resign')
+  .description(
+    "add the current ATTESTATION_KEY's signature to every attestation it has not signed (after a rotation)",
+  )
+  .action(async () => {
+    const result = (await runOperation('attestations.resign', {})) as { keyid: string; signed: number };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
   });
 
 program.parseAsync().catch((error: unknown) => {

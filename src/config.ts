@@ -54,8 +54,18 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
     .optional(),
+  /** The Ed25519 key that signs release attestations: its 32-byte seed as hex. */
+  ATTESTATION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'expected an Ed25519 private key: its 32-byte seed as 64 hex characters')
+    .optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   WORKERS: bool.default(true),
+  /**
+   * The git host's operations endpoint (`repo402 git-host`): set, this process keeps no
+   * repositories and runs no SSH server; hosted repositories are reached through that process.
+   */
+  GIT_HOST_URL: url(['http:', 'https:']).optional(),
   RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
@@ -212,11 +222,21 @@ export interface Config {
   bodyLimitBytes: number;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
+  /**
+   * Hex seed of the Ed25519 key that signs release attestations; when absent the key is kept in
+   * DATA_DIR/attestation-key. Every process that cuts releases must use the same one.
+   */
+  attestationKey?: string;
   shutdownTimeoutMs: number;
   /** How long a cut's zip or analysis worker may run before it is stopped. */
   cutWorkerTimeoutMs: number;
   /** Whether `serve` also runs the background job workers. */
   workers: boolean;
+  /**
+   * Where the hosted repositories live when not in this process (a stateless API process or a
+   * worker): the git host's operations URL. Unset, they are under DATA_DIR/repos here.
+   */
+  gitHostUrl?: string;
   rateLimits: Record<RateLimitClass, RateLimitRule>;
   mcp: { streamSeconds: number; streamsPerIp: number };
   /** Base JSON-RPC endpoint for smart-wallet signatures; without it only plain wallets verify. */
@@ -310,6 +330,7 @@ export class ConfigError extends Error {
 /** Variables whose values (keys, or URLs that may carry a password) never appear in an error message. */
 const SECRET_VARIABLES = new Set([
   'APP_SECRET',
+  'ATTESTATION_KEY',
   'PAYOUT_PRIVATE_KEY',
   'S3_SECRET_ACCESS_KEY',
   'DATABASE_URL',
@@ -352,6 +373,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
   }
   const github = githubAppConfig(e);
+  if (e.GIT_HOST_URL) {
+    // A process without repositories shares everything else: one database, one blob store, one
+    // secret (the git host's token and every signed token derive from it).
+    const missing = (['DATABASE_URL', 'S3_BUCKET', 'APP_SECRET'] as const).filter((name) => !e[name]);
+    if (missing.length > 0)
+      throw new ConfigError(
+        missing.map((name) => `${name}: required with GIT_HOST_URL (processes without local state share it)`),
+      );
+    // Each devnet process would run a chain of its own on one shared journal.
+    if (e.PAYMENTS_MODE === 'devnet') {
+      throw new ConfigError([
+        'PAYMENTS_MODE: processes sharing a git host share one chain: run `repo402 devnet serve` and set PAYMENTS_MODE=mainnet with its FACILITATOR_URL and BASE_RPC_URL (docs/OPERATIONS.md)',
+      ]);
+    }
+  }
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError([
       'HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
@@ -370,9 +406,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     appSecret: e.APP_SECRET,
+    attestationKey: e.ATTESTATION_KEY?.toLowerCase(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     cutWorkerTimeoutMs: e.CUT_WORKER_TIMEOUT_SECONDS * 1000,
     workers: e.WORKERS,
+    gitHostUrl: e.GIT_HOST_URL?.replace(/\/+$/, ''),
     rateLimits: {
       public: e.RATE_LIMIT_PUBLIC,
       auth: e.RATE_LIMIT_AUTH,

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
+import type { Repositories } from './git/repository-operations.js';
 import type { GitHubClient } from './github/client.js';
 import type { PaymentRail } from './payments/rail.js';
 import type { BlobStore } from './platform/blobs.js';
@@ -45,6 +46,8 @@ export interface AppDeps {
   listingEvents: ListingEvents;
   /** The GitHub App behind `source: github` listings, when one is configured (GITHUB_APP_ID…). */
   github?: GitHubClient;
+  /** The hosted repositories: on this disk, or at the git host (GIT_HOST_URL). */
+  repositories: Repositories;
   /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */
   inspectRelease: ReleaseInspector;
 }

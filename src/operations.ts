@@ -1,12 +1,23 @@
 import { z } from 'zod';
+import { resignAttestations } from './attestations/service.js';
 import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
-import type { Operation, Operations } from './platform/control.js';
+import {
+  type ControlServer,
+  controlSocketPath,
+  type Operation,
+  type Operations,
+  startControlServer,
+} from './platform/control.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
+import { attestUnattestedReleases } from './releases/cut/attest.js';
 
-function operation<A, R>(args: z.ZodType<A>, run: (ctx: AppContext, args: A) => Promise<R>): Operation<A, R> {
+function operation<A, R>(
+  args: z.ZodType<A>,
+  run: (ctx: AppContext, args: A) => Promise<R>,
+): Operation<AppContext, A, R> {
   return { args, run };
 }
 
@@ -36,10 +47,22 @@ export const operations = {
       return fundOnDevnet(ctx, address as `0x${string}`, parseMicroUsdc(amountMicro));
     },
   ),
+  'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
+  'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
     await ctx.pause.set(paused);
     return { paused: ctx.pause.paused };
   }),
-} satisfies Operations;
+} satisfies Operations<AppContext>;
 
 export type OperationName = keyof typeof operations;
+
+/** The CLI's way into a running process; one that cannot open it still runs, and says so. */
+export async function startOperatorSocket(ctx: AppContext): Promise<ControlServer | undefined> {
+  try {
+    return await startControlServer({ socketPath: controlSocketPath(ctx.config.dataDir) }, ctx, operations);
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'control socket unavailable; CLI commands will not reach this process');
+    return undefined;
+  }
+}

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
@@ -9,6 +8,7 @@ import type { AppContext } from './context.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { configuredDatabase } from './db/existing.js';
 import { migrate } from './db/migrate.js';
+import { localRepositories, remoteRepositories } from './git/repositories.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
 import { openBlobStore } from './platform/blobs-config.js';
@@ -19,6 +19,7 @@ import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
 import { ListingEvents } from './platform/listing-events.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
+import { loadOrCreateSecretFile } from './platform/secret-file.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
 
 export interface Runtime {
@@ -35,8 +36,12 @@ export interface ContextOptions {
   database?: Database;
   /** Otherwise APP_SECRET, or the secret kept in DATA_DIR. */
   appSecret?: Buffer;
-  /** `none` for one-off commands; `queue` to send jobs; `workers` to also run them here. */
-  jobs?: 'none' | 'queue' | 'workers';
+  /**
+   * `none` for one-off commands; `queue` to send jobs; `workers` to also run them here (those that
+   * need the repositories only when this process keeps them); `repository-workers` for the git
+   * host, which runs only the jobs that need them.
+   */
+  jobs?: 'none' | 'queue' | 'workers' | 'repository-workers';
   /** The jobs the queue serves; every domain's by default (tests run a few of their own). */
   jobSpecs?: AnyJobSpec<AppContext>[];
   /** Open the payment rail at start; by default only processes with a job queue do. */
@@ -82,7 +87,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
       options.appSecret ??
       (config.appSecret
         ? Buffer.from(config.appSecret, 'hex')
-        : await loadOrCreateSecret(path.join(config.dataDir, 'app-secret')));
+        : // Kept beside the data; several API processes must set APP_SECRET instead.
+          await loadOrCreateSecretFile(path.join(config.dataDir, 'app-secret')));
     if (config.redisUrl) {
       // Without an offline queue a dead Redis fails fast instead of stalling requests.
       redis = new Redis(config.redisUrl, {
@@ -115,13 +121,23 @@ export async function createContext(config: Config, options: ContextOptions = {}
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
+      repositories: config.gitHostUrl
+        ? remoteRepositories(config.gitHostUrl, appSecret)
+        : localRepositories(config),
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
     // journal); one-off commands open it on first use.
     if (options.openPayments ?? mode !== 'none') {
       await (await import('./payments/context.js')).paymentRail(ctx);
     }
-    if (mode === 'workers') await jobs!.startWorkers(ctx, log);
+    if (mode === 'workers') {
+      await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));
+    } else if (mode === 'repository-workers') {
+      // The git host is the one process that runs these: any still active are its own, orphaned.
+      const needsRepositories = (spec: AnyJobSpec<AppContext>) => spec.needsRepositories === true;
+      await jobs!.failOrphaned(needsRepositories, log);
+      await jobs!.startWorkers(ctx, log, needsRepositories);
+    }
     return { ctx, close };
   } catch (error) {
     await close();
@@ -160,24 +176,6 @@ async function openDatabase(config: Config): Promise<Database> {
     return database;
   } catch (error) {
     await database.close();
-    throw error;
-  }
-}
-
-/** A per-installation secret kept beside the data; several API processes must set APP_SECRET instead. */
-async function loadOrCreateSecret(file: string): Promise<Buffer> {
-  try {
-    return Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const secret = randomBytes(32);
-  try {
-    await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
-    return secret;
-  } catch (error) {
-    // Another process created it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateSecret(file);
     throw error;
   }
 }

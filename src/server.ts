@@ -3,9 +3,9 @@ import type { Config } from './config.js';
 import type { App } from './context.js';
 import { remoteUrl } from './git/repos.js';
 import { type SshServer, startSshServer } from './git/ssh-server.js';
-import { operations } from './operations.js';
+import { startOperatorSocket } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { type ControlServer, controlSocketPath, startControlServer } from './platform/control.js';
+import type { ControlServer } from './platform/control.js';
 import { hostedRepoAccess } from './releases/ssh-access.js';
 import { createContext, type Runtime } from './runtime.js';
 
@@ -25,24 +25,23 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
   let ssh: SshServer | undefined;
   try {
     app = await buildApp(runtime.ctx);
-    // SSH first: once /api/health answers, remotes handed out by the API work.
-    ssh = await startSshServer(runtime.ctx, hostedRepoAccess(runtime.ctx));
+    // SSH first: once /api/health answers, remotes handed out by the API work. A process with a
+    // git host (GIT_HOST_URL) keeps no repositories: the git host serves SSH.
+    if (!config.gitHostUrl) ssh = await startSshServer(runtime.ctx, hostedRepoAccess(runtime.ctx));
     const address = await app.listen({ port: config.port, host: config.host });
-    try {
-      control = await startControlServer(controlSocketPath(config.dataDir), runtime.ctx, operations);
-    } catch (error) {
-      app.log.warn({ err: error }, 'control socket unavailable; CLI commands will not reach this server');
-    }
+    control = await startOperatorSocket(runtime.ctx);
     runtime.ctx.pause.start();
+    const git = ssh ? `git over SSH on ${ssh.address}` : `repositories at the git host ${config.gitHostUrl}`;
     app.log.info(
       {
         http: address,
-        ssh: ssh.address,
+        ssh: ssh?.address,
+        gitHost: config.gitHostUrl,
         baseUrl: config.baseUrl,
         sshRemotes: remoteUrl(config, '<owner>', '<slug>'),
         database: runtime.ctx.database.driver,
       },
-      `repo402 is up: HTTP on ${address}, git over SSH on ${ssh.address}`,
+      `repo402 is up: HTTP on ${address}, ${git}`,
     );
     let closing: Promise<void> | undefined;
     const started = app;

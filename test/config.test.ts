@@ -61,6 +61,8 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_PUBLIC', '10'],
     ['RATE_LIMIT_AUTH', '0/60'],
     ['APP_SECRET', 'short'],
+    ['ATTESTATION_KEY', 'ab'.repeat(31)],
+    ['ATTESTATION_KEY', '-----BEGIN PRIVATE KEY-----'],
     ['BODY_LIMIT_BYTES', '0'],
     ['EXPLORER_TX_URL', 'ftp://explorer.example/tx/{tx}'],
     ['EXPLORER_TX_URL', 'https://basescan.org/tx/'],
@@ -80,6 +82,7 @@ describe('loadConfig', () => {
   it('never echoes a secret value, even a malformed one', () => {
     const values = {
       APP_SECRET: 'hunter2-not-hex',
+      ATTESTATION_KEY: 'my-signing-seed',
       PAYOUT_PRIVATE_KEY: '0xdeadbeef',
       DATABASE_URL: 'mysql://admin:s3cret@db',
     };
@@ -103,6 +106,35 @@ describe('loadConfig', () => {
     };
     expect(() => loadConfig(mainnet)).toThrow(/BASE_RPC_URL: required when PAYMENTS_MODE=mainnet/);
     expect(loadConfig({ ...mainnet, BASE_RPC_URL: 'https://rpc.example' }).payments.mode).toBe('mainnet');
+  });
+
+  it('takes GIT_HOST_URL only with the shared database, bucket and secret a process without local state needs', () => {
+    const shared = {
+      DATABASE_URL: 'postgres://db.example/repo402',
+      S3_BUCKET: 'artifacts',
+      APP_SECRET: 'ab'.repeat(32),
+      PAYMENTS_MODE: 'mainnet',
+      FACILITATOR_URL: 'http://devnet:8545/facilitator',
+      BASE_RPC_URL: 'http://devnet:8545/rpc',
+      PLATFORM_PAYOUT_ADDRESS: `0x${'22'.repeat(20)}`,
+    };
+    expect(loadConfig({}).gitHostUrl).toBeUndefined();
+    expect(loadConfig({ ...shared, GIT_HOST_URL: 'http://git-host:8403/' }).gitHostUrl).toBe(
+      'http://git-host:8403',
+    );
+    const error = (() => {
+      try {
+        loadConfig({ GIT_HOST_URL: 'http://git-host:8403' });
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error?.message).toMatch(/DATABASE_URL: required with GIT_HOST_URL/);
+    expect(error?.message).toMatch(/S3_BUCKET: required with GIT_HOST_URL/);
+    expect(error?.message).toMatch(/APP_SECRET: required with GIT_HOST_URL/);
+    expect(() => loadConfig({ ...shared, GIT_HOST_URL: 'git-host:8403' })).toThrow(
+      /GIT_HOST_URL="git-host:8403"/,
+    );
   });
 
   it('takes a payout key on mainnet only', () => {

@@ -59,9 +59,22 @@ export async function listTags(gitDir: string): Promise<TagRef[]> {
 }
 
 /** The commit `ref` names (a branch, tag or commit id), or undefined when it names none. */
-export async function resolveCommit(gitDir: string, ref: string): Promise<string | undefined> {
+export function resolveCommit(gitDir: string, ref: string): Promise<string | undefined> {
+  return resolveObject(gitDir, ref, 'commit');
+}
+
+/** The tree of the commit `ref` names, or undefined when the repository does not have it. */
+export function resolveTree(gitDir: string, ref: string): Promise<string | undefined> {
+  return resolveObject(gitDir, ref, 'tree');
+}
+
+async function resolveObject(
+  gitDir: string,
+  ref: string,
+  type: 'commit' | 'tree',
+): Promise<string | undefined> {
   try {
-    const out = await runGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], {
+    const out = await runGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{${type}}`], {
       gitDir,
     });
     return out.trim() || undefined;

@@ -17,7 +17,13 @@ export function reposRoot(config: Config): string {
   return path.join(config.dataDir, 'repos');
 }
 
+/** Handles and slugs are lower-case letters, digits and hyphens; anything else never names a path here. */
+export const PATH_SAFE_NAME = /^[a-z0-9][a-z0-9-]*$/;
+
 export function repoPath(config: Config, owner: string, slug: string): string {
+  if (!PATH_SAFE_NAME.test(owner) || !PATH_SAFE_NAME.test(slug)) {
+    throw new Error(`not a repository name: ${JSON.stringify(`${owner}/${slug}`)}`);
+  }
   return path.join(reposRoot(config), owner, `${slug}.git`);
 }
 

@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
-import { commitFileToBranch } from '../git/commit-file.js';
-import { DEFAULT_BRANCH, repoPath } from '../git/repos.js';
+import { DEFAULT_BRANCH } from '../git/repos.js';
 import { AppError } from '../platform/errors.js';
 import { LICENCE_TEMPLATES, type LicenceId } from './data/licence-texts.js';
 import { liveOwnedListing, retiredError } from './service.js';
@@ -29,12 +28,14 @@ export async function commitLicence(
     throw AppError.invalid([{ field: 'spdx', reason: 'only hosted listings can have a LICENSE committed' }]);
   }
   const at = ctx.clock.now();
-  const result = await commitFileToBranch(repoPath(ctx.config, listing.owner, listing.slug), {
+  const result = await ctx.repositories.run('repos.commit-file', {
+    owner: listing.owner,
+    slug: listing.slug,
     branch: DEFAULT_BRANCH,
     path: 'LICENSE',
     content: licenceText(spdx, at.getUTCFullYear(), listing.owner),
     message: `Add LICENSE (${spdx})\n\nCommitted by repo402 at the request of ${listing.owner}.`,
-    at,
+    at: at.toISOString(),
   });
   if (!(await updateListing(ctx.database.db, listing.id, { licence: spdx }))) throw retiredError();
   return { listingId: listing.id, spdx, commitSha: result.commit, created: result.created };

@@ -79,6 +79,10 @@ export const ReleaseSchema = z
       description: 'The update price in force when the release went on sale',
     }),
     advisory_flag: AdvisoryFlagSchema.optional(),
+    attestation_url: z.string().optional().meta({
+      description:
+        'The release’s signed attestation (in-toto Statement v1 in a DSSE envelope); on the release log and the manifest page once the verdict is recorded',
+    }),
   })
   .meta({ id: 'Release' });
 
@@ -331,6 +335,10 @@ export const ManifestSchema = z
     update_price_micro: MicroUsdc.meta({ description: '`0` means updates are included' }),
     resource_endpoint: z.string().meta({ description: 'GET /api/r/{owner}/{slug}: buy or fetch' }),
     version_url: z.string().meta({ description: 'GET /api/v/{owner}/{slug}: version status' }),
+    attestation_url: z.string().meta({
+      description:
+        "GET /api/v/{owner}/{slug}/releases/{version}/attestation: the signed in-toto statement of `version`'s zip (docs/ATTESTATIONS.md)",
+    }),
     release_log: z
       .object({
         url: z

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { provisionRepo, repoPath } from '../git/repos.js';
-import { runGit } from '../git/run-git.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
 import { GitHubAccessError, type RepoRef } from '../github/client.js';
 import { lockCreator } from '../identity/creators.js';
@@ -101,7 +99,7 @@ export async function createListing(
       throw AppError.invalid([{ field: 'slug', reason: 'you already have a listing with this slug' }]);
     }
     if (key) await insertDeployKey(tx, { listingId: listing.id, ...key, createdAt: at });
-    await provisionRepo(ctx.config, listing.owner, listing.slug);
+    await ctx.repositories.run('repos.provision', { owner: listing.owner, slug: listing.slug });
     return listing;
   });
 }
@@ -273,11 +271,11 @@ export async function retireOwnListing(ctx: AppContext, creatorId: string, id: s
     // Pushes are refused for retired listings by the SSH server (it reads the status); the marker
     // only tells an operator why, so a repository that is missing or unwritable does not undo
     // a retirement already saved.
-    await runGit(['config', 'repo402.archived', 'true'], {
-      gitDir: repoPath(ctx.config, listing.owner, listing.slug),
-    }).catch((error: unknown) =>
-      ctx.log.warn({ err: error, listing: listing.id }, 'could not mark the retired listing archived'),
-    );
+    await ctx.repositories
+      .run('repos.archive', { owner: listing.owner, slug: listing.slug })
+      .catch((error: unknown) =>
+        ctx.log.warn({ err: error, listing: listing.id }, 'could not mark the retired listing archived'),
+      );
   }
   return retired;
 }

@@ -122,7 +122,8 @@ const howToBuy = defineTool(
             'Call purchase without payment_signature: it returns the x402 payment-required body (a paywall, not an error).',
             "Sign accepts[0] as an EIP-3009 TransferWithAuthorization (the official x402 client's exact EVM scheme does it) and base64 the payment payload.",
             'Call purchase again with payment_signature and quote_id (extra.quote_id): the grant carries download_url, valid 5 minutes.',
-            'Check the zip against artifact_sha256. Later, fetch_release with a wallet_signature re-fetches any version you own, free.',
+            "Check the zip against artifact_sha256, then verify it against the grant's attestation_url (a signed in-toto statement) with the keys at /.well-known/repo402-keys.json: repo402 verify <zip> <attestation> --key <keys>.",
+            'Later, fetch_release with a wallet_signature re-fetches any version you own, free.',
           ]
         : [
             'This listing is retired: it is no longer sold.',

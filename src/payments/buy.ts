@@ -253,7 +253,14 @@ async function payWith(
     // Used already: by a concurrent request of ours, or on chain without us (its payer may have
     // executed it). Either way it gets a row, and the row is decided by the chain, never refused
     // as a replay without the purchase it paid for.
-    if (error.code !== 'replay') throw error;
+    if (error.code !== 'replay') {
+      // Another payment of this buyer for this version may be what spent the balance this one
+      // was verified against (parallel authorizations, other nonces): answer as the one-payment-
+      // per-version rule does, pending and then owned, not with that payment's side effect.
+      const holder = await findSlotHolder(db, listing.id, key.payer, offer.version);
+      if (holder) return whileSlotTaken(ctx, holder);
+      throw error;
+    }
   }
 
   const now = ctx.clock.now();

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AppContext } from '../context.js';
+import { listingNamesById } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import type { Release } from '../releases/service.js';
 import type { Grant, GrantKind } from './schemas.js';
@@ -27,6 +29,7 @@ export async function grantFor(
         v: release.version,
         e: Math.floor(expiresAt.getTime() / 1000),
       })}`;
+  const listing = (await listingNamesById(ctx.database.db, [release.listingId])).get(release.listingId)!;
   return {
     download_url: downloadUrl,
     expires_at: expiresAt.toISOString(),
@@ -34,6 +37,7 @@ export async function grantFor(
     artifact_sha256: release.artifactSha256,
     size_bytes: release.sizeBytes,
     kind: extras.kind,
+    attestation_url: attestationUrl(ctx.config.baseUrl, listing.owner, listing.slug, release.version),
     ...(extras.purchaseId ? { purchase_id: extras.purchaseId } : {}),
     ...(extras.transaction ? { transaction: extras.transaction } : {}),
   };

@@ -11,6 +11,10 @@ export const settlementReconcileJob: JobSpec<Record<string, never>, AppContext> 
   cron: '* * * * *',
   policy: 'singleton',
   retryLimit: 0,
+  // A pass takes seconds. A worker killed mid-pass leaves its job active, and the singleton policy
+  // holds the next passes back until it expires: two minutes, not the default fifteen. A pass that
+  // does outlive it overlaps the next harmlessly (each row is driven under its lease).
+  expireInSeconds: 120,
   async run(ctx) {
     await reconcilePayments(ctx);
     await reconcileSweeps(ctx);

@@ -18,6 +18,10 @@ export const GrantSchema = z
     artifact_sha256: z.string(),
     size_bytes: z.number().int(),
     kind: z.enum(['new', 'update', 'free', 'owned']),
+    attestation_url: z.string().meta({
+      description:
+        'The signed attestation of this zip (in-toto Statement v1 in a DSSE envelope): verify the download against it, offline (docs/ATTESTATIONS.md)',
+    }),
     purchase_id: z.string().optional(),
     transaction: z.string().optional().meta({ description: 'Settlement transaction hash' }),
   })

@@ -1,71 +1,130 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, unlink } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { z } from 'zod';
-import type { AppContext } from '../context.js';
+import { AppError, type ErrorCode, isAppError } from './errors.js';
 
 /**
- * Operator commands (`repo402 invites create`, `repo402 pause`, …) must reach the running server:
- * the embedded database and the devnet chain live inside its process. The server listens on a
- * Unix socket in the data directory, readable only by its owner; the CLI sends the command there
- * and falls back to running it in-process when no server answers.
+ * Operations one repo402 process runs for another, as `POST /ops/<name>` with JSON arguments:
+ *
+ * - operator commands (`repo402 invites create`, `repo402 pause`, …) must reach the running
+ *   server, since the embedded database and the devnet chain live inside its process: it listens
+ *   on a Unix socket in the data directory, readable only by its owner, and the CLI falls back to
+ *   running the command itself when no server answers there;
+ * - the git host serves the hosted repositories' operations to the stateless API processes over
+ *   TCP, each request carrying a bearer token only processes with the installation's secret hold.
+ *
+ * A refusal the operation meant (an `AppError`: `413 repo_too_large`, say) crosses with its code
+ * and details, so the caller answers its client exactly as if it had run the operation itself.
  */
 
-export interface Operation<A = unknown, R = unknown> {
+/** An operation run with the process's context `C` (the app's context, or only what it needs). */
+export interface Operation<C, A = unknown, R = unknown> {
   args: z.ZodType<A>;
-  run(ctx: AppContext, args: A): Promise<R>;
+  run(ctx: C, args: A): Promise<R>;
 }
 
 /** A table of operations of any argument type; args are checked by each one's schema before `run`. */
-export type Operations = Record<
-  string,
-  { args: z.ZodType; run(ctx: AppContext, args: never): Promise<unknown> }
->;
+export type Operations<C> = Record<string, { args: z.ZodType; run(ctx: C, args: never): Promise<unknown> }>;
+
+/** Where operations are served: a Unix socket (no credential: the file mode guards it) or TCP with a token. */
+export type OperationsEndpoint = { socketPath: string } | { host: string; port: number; token: string };
+
+/** Largest request body; operations carry names and short texts, never files. */
+const MAX_BODY_BYTES = 1024 * 1024;
 
 export function controlSocketPath(dataDir: string): string {
   return path.join(dataDir, 'run', 'control.sock');
 }
 
 export interface ControlServer {
+  /** `http://host:port` for a TCP endpoint; the socket's path otherwise. */
+  address: string;
   close(): Promise<void>;
 }
 
-export async function startControlServer(
-  socketPath: string,
-  ctx: AppContext,
-  operations: Operations,
-): Promise<ControlServer> {
-  await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o700 });
-  await chmod(path.dirname(socketPath), 0o700);
-  if (await answers(socketPath)) throw new Error(`another repo402 process already serves ${socketPath}`);
-  await unlink(socketPath).catch(() => {});
+interface Reply {
+  status: number;
+  body: { result?: unknown; error?: string; code?: ErrorCode; details?: Record<string, unknown> };
+}
 
-  const server = http.createServer((req, res) => {
-    const name = decodeURIComponent((req.url ?? '').replace(/^\/ops\//, ''));
-    const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
-      const reply = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
+async function runOperation<C>(ctx: C, operations: Operations<C>, name: string, raw: string): Promise<Reply> {
+  const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
+  if (!operation) return { status: 404, body: { error: `unknown operation ${name}` } };
+  try {
+    const parsed = operation.args.safeParse(JSON.parse(raw || '{}'));
+    if (!parsed.success) return { status: 400, body: { error: parsed.error.message } };
+    return { status: 200, body: { result: await operation.run(ctx, parsed.data as never) } };
+  } catch (error) {
+    if (isAppError(error)) {
+      return {
+        status: error.status,
+        body: { error: error.message, code: error.code, details: error.details },
       };
-      if (req.method !== 'POST' || !operation) return reply(404, { error: `unknown operation ${name}` });
-      try {
-        const parsed = operation.args.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
-        if (!parsed.success) return reply(400, { error: parsed.error.message });
-        reply(200, { result: await operation.run(ctx, parsed.data as never) });
-      } catch (error) {
-        reply(500, { error: error instanceof Error ? error.message : String(error) });
-      }
+    }
+    return { status: 500, body: { error: error instanceof Error ? error.message : String(error) } };
+  }
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  // Hashed first, so the comparison takes the same time whatever the given length.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return given !== undefined && timingSafeEqual(digest(given), digest(`Bearer ${token}`));
+}
+
+export async function startControlServer<C>(
+  endpoint: OperationsEndpoint,
+  ctx: C,
+  operations: Operations<C>,
+): Promise<ControlServer> {
+  const server = http.createServer((req, res) => {
+    const reply = ({ status, body }: Reply) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if ('token' in endpoint && !sameToken(req.headers.authorization, endpoint.token)) {
+      req.resume();
+      return reply({ status: 401, body: { error: 'a valid bearer token is required' } });
+    }
+    const name = decodeURIComponent((req.url ?? '').replace(/^\/ops\//, ''));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reply({ status: 413, body: { error: 'operation arguments too large' } });
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', async () => {
+      if (req.method !== 'POST') return reply({ status: 404, body: { error: `unknown operation ${name}` } });
+      reply(await runOperation(ctx, operations, name, Buffer.concat(chunks).toString('utf8')));
     });
   });
+  if ('socketPath' in endpoint) {
+    const { socketPath } = endpoint;
+    await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+    await chmod(path.dirname(socketPath), 0o700);
+    if (await answers(socketPath)) throw new Error(`another repo402 process already serves ${socketPath}`);
+    await unlink(socketPath).catch(() => {});
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, resolve);
+    if ('socketPath' in endpoint) server.listen(endpoint.socketPath, resolve);
+    else server.listen(endpoint.port, endpoint.host, resolve);
   });
-  await chmod(socketPath, 0o600);
+  let address: string;
+  if ('socketPath' in endpoint) {
+    await chmod(endpoint.socketPath, 0o600);
+    address = endpoint.socketPath;
+  } else {
+    const { port } = server.address() as AddressInfo;
+    address = `http://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${port}`;
+  }
   return {
+    address,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -75,6 +134,12 @@ export async function startControlServer(
 }
 
 export class ControlError extends Error {}
+
+/** The error an operation's reply stands for: the `AppError` it was, or a `ControlError`. */
+function replyError(status: number | undefined, body: Reply['body']): Error {
+  if (body.code) return new AppError(body.code, { message: body.error, details: body.details });
+  return new ControlError(body.error ?? `operation answered ${status}`);
+}
 
 /** Sends an operation to the running server; `undefined` when none listens on the socket. */
 export async function callControl(
@@ -95,12 +160,9 @@ export async function callControl(
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as {
-            result?: unknown;
-            error?: string;
-          };
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Reply['body'];
           if (res.statusCode === 200) resolve({ result: body.result });
-          else reject(new ControlError(body.error ?? `control socket answered ${res.statusCode}`));
+          else reject(replyError(res.statusCode, body));
         });
       },
     );
@@ -110,6 +172,26 @@ export async function callControl(
     });
     req.end(payload);
   });
+}
+
+/**
+ * Runs an operation on another process over TCP (the git host). Unlike the CLI's socket, there is
+ * no running it here instead: a process that is down or slow is an error for the caller's request.
+ */
+export async function callOperation(
+  target: { url: string; token: string; timeoutMs: number },
+  name: string,
+  args: unknown,
+): Promise<unknown> {
+  const res = await fetch(`${target.url}/ops/${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
+    body: JSON.stringify(args ?? {}),
+    signal: AbortSignal.timeout(target.timeoutMs),
+  });
+  const body = (await res.json().catch(() => ({}))) as Reply['body'];
+  if (res.status === 200) return body.result;
+  throw replyError(res.status, body);
 }
 
 async function answers(socketPath: string): Promise<boolean> {

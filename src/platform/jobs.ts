@@ -29,6 +29,11 @@ export interface JobSpec<T, C> {
    * one active, `stately` one of each. `standard` (the default) does not deduplicate by key.
    */
   policy?: PgBoss.QueuePolicy;
+  /**
+   * Runs only in a process that keeps the hosted repositories (the git host, or any process
+   * without GIT_HOST_URL): a release cut reads the repository on disk.
+   */
+  needsRepositories?: boolean;
 }
 
 // A table of specs of any data type; each one parses its own data before running.
@@ -73,6 +78,7 @@ export class JobQueue<C> {
   private readonly workerIds = new Map<string, string>();
 
   private constructor(
+    private readonly database: Database,
     private readonly boss: PgBoss,
     private readonly specs: AnyJobSpec<C>[],
     private readonly markStopped: () => void,
@@ -91,17 +97,20 @@ export class JobQueue<C> {
     await database.withAdvisoryLock(QUEUE_SETUP_LOCK_KEY, async () => {
       await boss.start();
       for (const spec of specs) {
-        await boss.createQueue(spec.name, {
+        const options = {
           name: spec.name,
           policy: spec.policy ?? 'standard',
           retryLimit: spec.retryLimit ?? 5,
           retryDelay: spec.retryDelaySeconds ?? 5,
           retryBackoff: spec.retryBackoff ?? true,
           expireInSeconds: spec.expireInSeconds ?? 15 * 60,
-        });
+        };
+        // Creating leaves an existing queue as it was; the update makes it what the code says now.
+        await boss.createQueue(spec.name, options);
+        await boss.updateQueue(spec.name, options);
       }
     });
-    return new JobQueue(boss, specs, adapter.markStopped);
+    return new JobQueue(database, boss, specs, adapter.markStopped);
   }
 
   async send<T>(spec: JobSpec<T, C>, data: T, options: SendOptions = {}): Promise<string | null> {
@@ -115,9 +124,13 @@ export class JobQueue<C> {
     return id;
   }
 
-  /** Starts a worker per job, and the schedules of periodic ones. */
-  async startWorkers(ctx: C, log: FastifyBaseLogger): Promise<void> {
-    for (const spec of this.specs) {
+  /** Starts a worker per job that `runsHere` (all by default), and the schedules of periodic ones. */
+  async startWorkers(
+    ctx: C,
+    log: FastifyBaseLogger,
+    runsHere: (spec: AnyJobSpec<C>) => boolean = () => true,
+  ): Promise<void> {
+    for (const spec of this.specs.filter(runsHere)) {
       const workerId = await this.boss.work(
         spec.name,
         { pollingIntervalSeconds: 1, batchSize: 1, includeMetadata: true },
@@ -133,6 +146,26 @@ export class JobQueue<C> {
       );
       this.workerIds.set(spec.name, workerId);
       if (spec.cron) await this.boss.schedule(spec.name, spec.cron, {}, { tz: 'UTC' });
+    }
+  }
+
+  /**
+   * Fails the jobs of `specs` still marked active, so their retries run now rather than after their
+   * expiry (half an hour for a cut). Only for a process that alone runs those jobs, before its
+   * workers start: whatever is active then was left by its own previous run, killed mid-job.
+   */
+  async failOrphaned(runsHere: (spec: AnyJobSpec<C>) => boolean, log: FastifyBaseLogger): Promise<void> {
+    for (const spec of this.specs.filter(runsHere)) {
+      const active = await this.database.query<{ id: string }>(
+        `select id from ${PGBOSS_SCHEMA}.job where name = $1 and state = 'active'`,
+        [spec.name],
+      );
+      const ids = active.rows.map((row) => row.id);
+      if (ids.length === 0) continue;
+      for (const id of ids) {
+        await this.boss.fail(spec.name, id, { reason: 'its process stopped before the job finished' });
+      }
+      log.warn({ job: spec.name, jobIds: ids }, 'jobs left running by a previous run are retried');
     }
   }
 

@@ -3,18 +3,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config, RateLimitClass } from '../config.js';
 import { AppError } from './errors.js';
+import { sharedStoreWithLocalFallback } from './rate-limit-store.js';
+
+const NAME_SPACE = 'repo402:rl:';
 
 /**
  * Fixed windows (a counter that starts with the first request and resets when its window ends,
  * never sliding), per client IP and route, in memory or in Redis when several processes share it.
- * If Redis is unreachable the limit is skipped rather than failing the request: availability of
- * paid downloads matters more than a few extra requests.
+ * While Redis is unreachable each process counts alone (`sharedStoreWithLocalFallback`, logged):
+ * the limits hold per process and no request fails or waits for Redis, since availability of paid
+ * downloads matters more than a few extra requests.
  */
 export async function installRateLimits(app: FastifyInstance, redis?: Redis): Promise<void> {
   await app.register(rateLimit, {
     global: false,
-    redis,
-    nameSpace: 'repo402:rl:',
+    ...(redis ? { store: sharedStoreWithLocalFallback(redis, NAME_SPACE, app.log) } : {}),
+    // Only a store fault that is not Redis's (the fallback answers for Redis) reaches this.
     skipOnError: true,
     continueExceeding: false,
     keyGenerator: (request) => request.ip,

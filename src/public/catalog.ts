@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
@@ -24,12 +25,16 @@ const LinksetSchema = z
   })
   .meta({ id: 'ApiCatalog' });
 
-/** RFC 9727 API catalog: the HTTP API and the MCP server, each with its description, docs, terms and status. */
+/** RFC 9727 API catalog: the HTTP API and the MCP server, each with its description, docs, terms, attestation keys and status. */
 export function apiCatalog(baseUrl: string): z.infer<typeof LinksetSchema> {
   const links = {
     'service-desc': [{ href: `${baseUrl}/api/openapi.json`, type: 'application/openapi+json' }],
     'service-doc': [{ href: `${baseUrl}/docs`, type: 'text/html' }],
-    'service-meta': [{ href: `${baseUrl}/api/terms`, type: 'application/json' }],
+    'service-meta': [
+      { href: `${baseUrl}/api/terms`, type: 'application/json' },
+      // The public keys that verify release attestations (docs/ATTESTATIONS.md).
+      { href: `${baseUrl}${KEYS_PATH}`, type: 'application/json' },
+    ],
     'terms-of-service': [{ href: `${baseUrl}/api/terms`, type: 'application/json' }],
     status: [{ href: `${baseUrl}/api/health`, type: 'application/json' }],
   };

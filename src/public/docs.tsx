@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import MarkdownIt from 'markdown-it';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
@@ -134,6 +135,21 @@ export const buyingPage = guidePage(
   'Buying',
   'Read a manifest, pay over HTTP 402, download, fetch again; over HTTP, MCP or the agent skill.',
   (ctx) => buyingGuide(ctx.config.baseUrl),
+);
+
+/**
+ * The predicate type's own URI serves docs/ATTESTATIONS.md (read from the source tree, as the
+ * migrations are), with this server's base URL filled in: one text for the repository and buyers.
+ */
+export const attestationsPage = guidePage(
+  '/docs/attestations/release/v1',
+  'Release attestations',
+  'What a release’s signed statement records, its keys and rotation, and how to verify a download.',
+  async (ctx) =>
+    (await readFile(new URL('../../docs/ATTESTATIONS.md', import.meta.url), 'utf8')).replaceAll(
+      '{base_url}',
+      ctx.config.baseUrl,
+    ),
 );
 
 export const sellingPage = guidePage(

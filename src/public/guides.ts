@@ -1,3 +1,4 @@
+import { KEYS_PATH } from '../attestations/urls.js';
 import type { SshHost } from '../listings/ssh-host.js';
 import { formatUsd } from '../platform/usd.js';
 import { RELEASE_TAG_FORM } from '../releases/versions.js';
@@ -73,8 +74,9 @@ It echoes the quote inside the payment's \`extensions\`, so it needs no \`X-Quot
 earlier version adds \`X-Wallet-Signature\` to the request options to be offered the update price.
 
 Access is granted only after the payment settles on chain. The \`200\` grant carries
-\`download_url\` (valid 5 minutes), \`version\`, \`artifact_sha256\` (check it), \`size_bytes\`, the
-\`purchase_id\` and the \`transaction\` hash; the \`PAYMENT-RESPONSE\` header carries the settlement.
+\`download_url\` (valid 5 minutes), \`version\`, \`artifact_sha256\` (check it), \`size_bytes\`,
+\`attestation_url\` (verify against it, step 4), the \`purchase_id\` and the \`transaction\` hash; the
+\`PAYMENT-RESPONSE\` header carries the settlement.
 
 What can happen instead:
 
@@ -88,7 +90,48 @@ What can happen instead:
 
 Every error has the body \`{code, message, docs_url, details?}\`: see the [error reference](/docs/errors).
 
-## 4. Fetch again, free
+## 4. Verify what you downloaded
+
+Every release carries a signed attestation: an in-toto Statement v1 in a DSSE envelope, signed with
+the service's Ed25519 key, naming the zip's SHA-256 and the listing, version, tag, commit and tree it
+was cut from, the scan verdict with its counts, the scanner and analyzer versions, the advisory data
+used, the licence and what changed since the previous release. It proves what you bought without
+trusting the download URL or the connection. Save the public keys once, from
+[${KEYS_PATH}](${KEYS_PATH}); then, with no server involved:
+
+\`\`\`sh
+repo402 verify <slug>-<version>.zip attestation.json --key keys.json
+\`\`\`
+
+It prints \`verified …\` with the commit, tree and scan, or \`NOT VERIFIED …\` and exits 1. The same with
+standard tools (\`curl\`, \`jq\`, \`base64\`, \`sha256sum\`, OpenSSL 3; on macOS use \`shasum -a 256\`):
+
+\`\`\`sh
+curl -so attestation.json <attestation_url>
+curl -so keys.json ${baseUrl}${KEYS_PATH}
+ZIP=<slug>-<version>.zip
+# 1. The zip is the statement's subject.
+jq -r '.payload' attestation.json | base64 -d > statement.json
+test "$(jq -r '.subject[0].digest.sha256' statement.json)" = "$(sha256sum "$ZIP" | cut -d' ' -f1)" && echo "the zip is the subject"
+# 2. The signature: Ed25519 over DSSE's pre-authentication encoding of the statement.
+KEYID=$(jq -r '.signatures[0].keyid' attestation.json)
+jq -r --arg k "$KEYID" '.keys[] | select(.keyid == $k) | .public_key_pem' keys.json > key.pem
+TYPE=$(jq -r '.payloadType' attestation.json)
+printf 'DSSEv1 %d %s %d ' "\${#TYPE}" "$TYPE" "$(wc -c < statement.json)" > pae.bin
+cat statement.json >> pae.bin
+jq -r '.signatures[0].sig' attestation.json | base64 -d > sig.bin
+openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in pae.bin -sigfile sig.bin
+# 3. The key id is the SHA-256 of the raw public key.
+test "$(openssl pkey -pubin -in key.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" = "$KEYID" && echo "the key id matches"
+# What was attested:
+jq '.predicate | {version, tag, commit_sha, tree_sha, scan: .scan.verdict}' statement.json
+\`\`\`
+
+Keys are rotated without breaking old attestations: the keys document keeps every key with the window
+it signed in (\`not_before\`, \`not_after\`), and a re-signed attestation gains a signature, never a
+different statement.
+
+## 5. Fetch again, free
 
 Prove you control the wallet with a signed \`wallet_ownership\` challenge and fetch any version you own:
 

@@ -1,3 +1,4 @@
+import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
 import { pageCsp, renderPage } from '../platform/page.js';
@@ -59,7 +60,11 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
       manifestPage(
         ctx.config.baseUrl,
         view,
-        await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS),
+        await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS, {
+          baseUrl: ctx.config.baseUrl,
+          owner: view.listing.owner,
+          slug: view.listing.slug,
+        }),
       ),
   });
 }
@@ -72,6 +77,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
   const price = offerFor(listing, release.version).amountMicro;
   const retired = listing.status === 'retired';
   const name = `${listing.owner}/${listing.slug}`;
+  const attestation = attestationUrl(baseUrl, listing.owner, listing.slug, release.version);
   return renderPage({
     title: name,
     description: listing.description.slice(0, 300),
@@ -172,6 +178,12 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
               <code>payment_signature</code> and <code>quote_id</code>.
             </li>
             <li>
+              Verify what you downloaded, offline:{' '}
+              <code>repo402 verify &lt;zip&gt; attestation.json --key keys.json</code> with this version's{' '}
+              <a href={attestation}>signed attestation</a> and the service's{' '}
+              <a href={KEYS_PATH}>public keys</a>; it names the commit, tree and scan this zip was made from.
+            </li>
+            <li>
               Agent skill: <a href={SKILL_PATH}>buy-a-repo</a>. Manifest: <a href={urls.manifest}>JSON</a>.
               Holders re-fetch: <code>GET {urls.resource}/v/&lt;version&gt;</code> with{' '}
               <code>X-Wallet-Signature</code>. More in <a href="/docs/buying">Buying</a>.
@@ -201,7 +213,10 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
             ) : null}
             {computed.cadence_sentence ? <li>{computed.cadence_sentence}</li> : null}
             <li>
-              Artifact SHA-256: <code class="hash">{release.artifactSha256}</code>
+              Artifact SHA-256: <code class="hash">{release.artifactSha256}</code> ·{' '}
+              <a id="attestation" href={attestation}>
+                signed attestation
+              </a>
             </li>
           </ul>
           {computed.component_inventory?.length ? (
@@ -266,6 +281,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                   <th>Published</th>
                   <th>Scan</th>
                   <th>Changes</th>
+                  <th>Attestation</th>
                 </tr>
               </thead>
               <tbody>
@@ -288,6 +304,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                       ) : null}
                     </td>
                     <td>{entry.changelog.split('\n')[0]}</td>
+                    <td>{entry.attestation_url ? <a href={entry.attestation_url}>signed</a> : null}</td>
                   </tr>
                 ))}
               </tbody>

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AppContext } from '../context.js';
 import { isValidName } from '../identity/handles.js';
 import { findCatalogEntry, findReleaseDocuments, type ReleaseHead } from '../listings/catalog.js';
@@ -150,6 +151,7 @@ function buildManifest(
     update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
     resource_endpoint: urls.resource,
     version_url: urls.version,
+    attestation_url: attestationUrl(baseUrl, listing.owner, listing.slug, release.version),
     release_log: { url: urls.releases, on_sale: RELEASE_LOG_ON_SALE, cadence_counts: RELEASE_LOG_CADENCE },
     computed: {
       ...(stored?.computed as Record<string, unknown>),

@@ -1,8 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { registerAttestationKeysRoute } from '../attestations/routes.js';
 import type { AppContext } from '../context.js';
 import { registerCatalogRoute } from './catalog.js';
 import { registerCreatorManifestRoute } from './creator-manifest.js';
-import { buyingPage, errorsPage, registerDocsRoutes, sellingPage, termsPage } from './docs.js';
+import {
+  attestationsPage,
+  buyingPage,
+  errorsPage,
+  registerDocsRoutes,
+  sellingPage,
+  termsPage,
+} from './docs.js';
 import { registerHealthRoute } from './health.js';
 import { registerHomeRoutes } from './home.js';
 import { registerLabelRoute } from './label.js';
@@ -27,8 +35,9 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerHealthRoute(app, ctx);
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);
+  registerAttestationKeysRoute(app, ctx);
   registerSkillRoutes(app, ctx);
-  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, errorsPage, termsPage]);
+  registerDocsRoutes(app, ctx, [buyingPage, sellingPage, attestationsPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
   registerWebApp(app, ctx);
 };

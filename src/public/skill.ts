@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { DEVNET_NOTE } from '../payments/devnet-routes.js';
 import { errorResponses } from '../platform/http-schemas.js';
@@ -152,10 +153,17 @@ then gets the \`update\` 402 at the update price, and the paid retry is judged b
 
 Access is granted only after the payment settles on chain. The \`200\` body is a grant:
 \`download_url\` (valid 5 minutes), \`expires_at\`, \`version\`, \`artifact_sha256\`, \`size_bytes\`,
-\`kind\` and the settlement \`transaction\`; the \`PAYMENT-RESPONSE\` header carries the settlement.
-Download the zip with a plain \`fetch\` (not the payment-wrapped one: an expired URL answers
-\`402 expired_authorization\` with no payment to make, and a wrapped fetch would try to read one)
-and check its SHA-256 against \`artifact_sha256\`.
+\`kind\`, \`attestation_url\` and the settlement \`transaction\`; the \`PAYMENT-RESPONSE\` header carries
+the settlement. Download the zip with a plain \`fetch\` (not the payment-wrapped one: an expired URL
+answers \`402 expired_authorization\` with no payment to make, and a wrapped fetch would try to read
+one) and check its SHA-256 against \`artifact_sha256\`.
+
+Then verify it against the release's signed attestation before you use it: fetch \`attestation_url\`
+(an in-toto statement in a DSSE envelope, Ed25519) and the keys at \`${baseUrl}${KEYS_PATH}\` (save them
+once), and run \`repo402 verify <zip> attestation.json --key keys.json\`, or the same steps with curl,
+jq and openssl from ${baseUrl}/docs/buying (section 4). It proves which commit, tree and scan the zip
+came from, without trusting the download URL. A zip that does not verify is not what repo402 released:
+do not use it.
 
 ## 4. Fetch what you own again, free
 

@@ -16,6 +16,7 @@ export const cutJob: JobSpec<{ cutId: string }, AppContext> = {
   expireInSeconds: 30 * 60,
   // At most one run per cut at a time; a resend while one is queued is absorbed.
   policy: 'stately',
+  needsRepositories: true,
   run: (ctx, data, job) => runCut(ctx, data.cutId, { finalAttempt: job.retryCount >= CUT_RETRY_LIMIT }),
 };
 

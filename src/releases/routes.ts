@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DsseEnvelopeSchema } from '../attestations/schemas.js';
 import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { ListingIdParamsSchema } from '../listings/schemas.js';
@@ -17,7 +18,7 @@ import {
   SyncRequestSchema,
   SyncResponseSchema,
 } from './schemas.js';
-import { ownReleaseLog, publicReleaseLog } from './service.js';
+import { ownReleaseLog, publicReleaseLog, releaseAttestation } from './service.js';
 import { shownRelease } from './views.js';
 
 /**
@@ -128,6 +129,35 @@ export function releaseRoutes(ctx: AppContext) {
         const { owner, slug } = request.params;
         const { doc } = await publicReleaseLog(ctx, owner, slug, request.query.cursor);
         return sendPrebuilt(request, reply, doc, 'public, max-age=30');
+      },
+    );
+
+    app.get(
+      '/v/:owner/:slug/releases/:version/attestation',
+      {
+        config: rateLimitConfig(ctx.config, 'public'),
+        schema: {
+          tags: ['public'],
+          summary:
+            "A release's signed attestation: an in-toto Statement v1 in a DSSE envelope, Ed25519 (docs/ATTESTATIONS.md)",
+          params: OwnerSlugParamsSchema.extend({
+            version: z
+              .string()
+              .max(32)
+              .meta({ examples: ['1.2.0'] }),
+          }),
+          response: {
+            200: DsseEnvelopeSchema,
+            304: z.null().meta({ description: 'Not modified (If-None-Match matched the ETag)' }),
+            ...errorResponses('invalid_request', 'not_found', 'rate_limited'),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { owner, slug, version } = request.params;
+        const doc = await releaseAttestation(ctx.database.db, owner, slug, version);
+        // The statement never changes; a rotation may add a signature, so caches revalidate daily.
+        return sendPrebuilt(request, reply, doc, 'public, max-age=86400');
       },
     );
 

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import { attestationOf } from '../attestations/service.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { findPublicListing } from '../listings/public-listings.js';
@@ -18,7 +19,7 @@ import {
   releasePage,
 } from './store.js';
 import { parseVersion, VERSION_PATTERN } from './versions.js';
-import { type ReleaseBody, releaseBody } from './views.js';
+import { type ReleaseBody, type ReleaseLinks, releaseBody } from './views.js';
 
 /**
  * Any release of the log, as stored (money as `bigint`); format it for the wire with
@@ -65,8 +66,13 @@ export function openArtifact(
 }
 
 /** The newest releases of any verdict, newest first, as SPEC Release objects (the manifest page's log excerpt). */
-export async function recentReleases(db: Db, listingId: string, limit: number): Promise<ReleaseBody[]> {
-  return (await releasePage(db, listingId, limit)).map(releaseBody);
+export async function recentReleases(
+  db: Db,
+  listingId: string,
+  limit: number,
+  links: ReleaseLinks,
+): Promise<ReleaseBody[]> {
+  return (await releasePage(db, listingId, limit)).map((row) => releaseBody(row, links));
 }
 
 /** The newest passing and the newest release of any verdict, for each listing (listing views). */
@@ -121,6 +127,7 @@ async function releasePageOf(
  */
 export async function releaseLog(
   db: Db,
+  baseUrl: string,
   owner: string,
   slug: string,
   cursor?: string,
@@ -132,7 +139,9 @@ export async function releaseLog(
     owner: listing.owner,
     slug: listing.slug,
     status: listing.status,
-    releases: page.releases.map(releaseBody),
+    releases: page.releases.map((row) =>
+      releaseBody(row, { baseUrl, owner: listing.owner, slug: listing.slug }),
+    ),
     nextCursor: page.nextCursor,
   };
 }
@@ -161,7 +170,7 @@ export function publicReleaseLog(
   cursor?: string,
 ): Promise<{ body: ReleaseLogBody; doc: Prebuilt }> {
   const load = async () => {
-    const page = await releaseLog(ctx.database.db, owner, slug, cursor);
+    const page = await releaseLog(ctx.database.db, ctx.config.baseUrl, owner, slug, cursor);
     const body: ReleaseLogBody = {
       owner: page.owner,
       slug: page.slug,
@@ -172,6 +181,29 @@ export function publicReleaseLog(
     return { body, doc: prebuilt(body) };
   };
   return cursor === undefined ? ctx.caches.get(firstLogPages).get(`${owner}/${slug}`, load) : load();
+}
+
+/**
+ * A release's attestation (its DSSE envelope), serialised: any release of a public listing whose
+ * verdict is recorded, failing ones too. A pending release has none yet: `404` like an unknown one.
+ */
+export async function releaseAttestation(
+  db: Db,
+  owner: string,
+  slug: string,
+  version: string,
+): Promise<Prebuilt> {
+  const listing = await findPublicListing(db, owner, slug);
+  const release = listing && parseVersion(version) ? await findRelease(db, listing.id, version) : undefined;
+  const envelope = release ? await attestationOf(db, release.id) : undefined;
+  if (!envelope) {
+    throw new AppError('not_found', {
+      message: release
+        ? 'This release is still being inspected; its attestation follows its verdict'
+        : 'No such release',
+    });
+  }
+  return prebuilt(envelope);
 }
 
 /**

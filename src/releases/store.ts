@@ -442,3 +442,17 @@ export async function flaggedReleasesOf(db: Db, listingId: string, versions: str
     )
     .orderBy(releases.major, releases.minor, releases.patch);
 }
+
+/** A page of releases whose verdict is recorded, by id after `afterId` (the attestation backfill walks them). */
+export async function finalReleasesAfter(
+  db: Db,
+  afterId: string | null,
+  limit: number,
+): Promise<ReleaseRow[]> {
+  return db
+    .select(releaseColumns)
+    .from(releases)
+    .where(and(ne(releases.verdict, 'pending'), afterId ? gt(releases.id, afterId) : undefined))
+    .orderBy(releases.id)
+    .limit(limit);
+}

@@ -28,7 +28,10 @@ export async function updateOffer(
   const range = await releasesFromTo(db, listingId, from, to);
   const held = range[0]?.version === fromVersion ? range[0] : undefined;
   const rows = held ? range.slice(1) : range;
-  return { releases: rows.map(releaseBody), changes: composeChanges(fromVersion, toVersion, held, rows) };
+  return {
+    releases: rows.map((row) => releaseBody(row)),
+    changes: composeChanges(fromVersion, toVersion, held, rows),
+  };
 }
 
 interface StoredDiff {

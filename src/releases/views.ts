@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { attestationUrl } from '../attestations/urls.js';
 import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money.js';
@@ -21,8 +22,18 @@ export function advisoryFlagBody(row: {
   };
 }
 
-/** SPEC.md's Release object: the release log, the update 402 and the listing views all use this. */
-export function releaseBody(row: ReleaseRow): ReleaseBody {
+/** Where a listing's public documents live, for the links a Release object carries. */
+export interface ReleaseLinks {
+  baseUrl: string;
+  owner: string;
+  slug: string;
+}
+
+/**
+ * SPEC.md's Release object: the release log, the update 402 and the listing views all use this.
+ * With `links`, a release whose verdict is recorded links its attestation.
+ */
+export function releaseBody(row: ReleaseRow, links?: ReleaseLinks): ReleaseBody {
   return {
     version: row.version,
     tag: row.tag,
@@ -37,6 +48,9 @@ export function releaseBody(row: ReleaseRow): ReleaseBody {
     price_micro: row.priceMicro === null ? null : formatMicroUsdc(row.priceMicro),
     update_price_micro: formatMicroUsdc(row.updatePriceMicro),
     ...withAdvisoryFlag(row),
+    ...(links && row.verdict !== 'pending'
+      ? { attestation_url: attestationUrl(links.baseUrl, links.owner, links.slug, row.version) }
+      : {}),
   };
 }
 

@@ -17,11 +17,23 @@ const MAY_IMPORT: Record<string, string[]> = {
   analysis: ['git', 'platform', 'db'],
   scan: ['analysis', 'git', 'platform', 'db'],
   identity: ['platform', 'db'],
+  // Release attestations: statements, keys, DSSE envelopes, verification (the CLI's too).
+  attestations: ['platform', 'db'],
   listings: ['identity', 'github', 'git', 'scan', 'analysis', 'platform', 'db'],
-  releases: ['listings', 'identity', 'github', 'git', 'analysis', 'scan', 'platform', 'db'],
-  payments: ['releases', 'listings', 'identity', 'platform', 'db'],
-  public: ['payments', 'releases', 'listings', 'identity', 'analysis', 'scan', 'platform', 'db'],
-  mcp: ['public', 'payments', 'releases', 'listings', 'identity', 'platform', 'db'],
+  releases: ['attestations', 'listings', 'identity', 'github', 'git', 'analysis', 'scan', 'platform', 'db'],
+  payments: ['attestations', 'releases', 'listings', 'identity', 'platform', 'db'],
+  public: [
+    'attestations',
+    'payments',
+    'releases',
+    'listings',
+    'identity',
+    'analysis',
+    'scan',
+    'platform',
+    'db',
+  ],
+  mcp: ['attestations', 'public', 'payments', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
   web: ['scan', 'platform'],
 };

@@ -114,7 +114,8 @@ describe('the buy-side MCP server through the official client', () => {
     });
     expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
     const grant = paid.structuredContent as Structured;
-    expect(grant).toMatchObject({ version: '1.0.0', kind: 'new' });
+    const attestationUrl = `${t.config.baseUrl}/api/v/${f.owner}/${f.slug}/releases/1.0.0/attestation`;
+    expect(grant).toMatchObject({ version: '1.0.0', kind: 'new', attestation_url: attestationUrl });
     expect(grant.transaction).toMatch(/^0x[0-9a-f]{64}$/);
 
     const download = await t.app.inject({ url: new URL(grant.download_url).pathname });
@@ -137,7 +138,7 @@ describe('the buy-side MCP server through the official client', () => {
       wallet_signature: await walletSignatureHeader(t, wallet),
     });
     expect(refetch.isError).toBeFalsy();
-    expect((refetch.structuredContent as Structured).kind).toBe('owned');
+    expect(refetch.structuredContent).toMatchObject({ kind: 'owned', attestation_url: attestationUrl });
 
     const owned = await call('check_version', {
       owner: f.owner,

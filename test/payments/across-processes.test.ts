@@ -7,9 +7,9 @@ import { type DevnetChain, startDevnetChain } from '../../src/payments/devnet/ch
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 import { type ServerProcess, startServerProcess } from '../support/process.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
 import {
   createPaymentsApp,
   type ListingFixture,

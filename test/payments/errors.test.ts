@@ -7,7 +7,7 @@ import { listings, payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS } from '../support/db.js';
-import { startFaultyFacilitator } from './faulty-facilitator.js';
+import { startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   buy,
   buyUrl,

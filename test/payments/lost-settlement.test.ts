@@ -9,8 +9,8 @@ import { DevUSDC } from '../../src/payments/devnet/generated/contract-artifacts.
 import { reconcilePayments } from '../../src/payments/reconcile.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
 import {
   buyUrl,
   createPaymentsApp,

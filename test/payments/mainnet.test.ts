@@ -11,8 +11,8 @@ import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { reconcileSweeps, sweepPayouts } from '../../src/payments/payouts.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing, quote } from './support.js';
 
 /**

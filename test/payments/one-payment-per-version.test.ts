@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerEntries, payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { BACKENDS } from '../support/db.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   addRelease,
   buy,
@@ -121,6 +121,31 @@ describe.each(BACKENDS)('one payment per buyer and version on %s', (backend) => 
         'failed',
         'settled',
       ]);
+    } finally {
+      await facilitator.close();
+    }
+  });
+
+  it('a payment verified after another of its buyer spent the balance waits for that one, never insufficient_balance', async () => {
+    const facilitator: FaultyFacilitator = await startFaultyFacilitator(devnetFacilitator(t.rail.devnet!));
+    try {
+      t.rail.facilitator = new HTTPFacilitatorClient({ url: facilitator.url });
+      // Exactly the price: once the first transfer lands, the second authorization's verify
+      // finds an empty wallet.
+      const wallet = await fundedWallet(t, 2_000_000n);
+      const [first, second] = await signedPayments(wallet, 2);
+      // The first settle lands on chain at once and its answer comes a second later.
+      facilitator.mode = 'delay';
+      facilitator.delayMs = 1000;
+      const firstAnswer = t.app.inject({ url: buyUrl(fixture), headers: first! });
+      while (facilitator.settled === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(0n);
+      const secondAnswer = await t.app.inject({ url: buyUrl(fixture), headers: second! });
+      expect(`${secondAnswer.statusCode} ${secondAnswer.json().code ?? secondAnswer.json().kind}`).toMatch(
+        /^(402 settlement_pending|200 owned)$/,
+      );
+      expect((await firstAnswer).json().kind).toBe('new');
+      expect(await db().select().from(purchases)).toHaveLength(1);
     } finally {
       await facilitator.close();
     }

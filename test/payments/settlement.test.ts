@@ -6,7 +6,7 @@ import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { reconcilePayments } from '../../src/payments/reconcile.js';
 import { recordSettlement } from '../../src/payments/settlement.js';
 import { BACKENDS } from '../support/db.js';
-import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
   buyUrl,
   createPaymentsApp,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { RateLimitClass } from '../../src/config.js';
 import { rateLimitConfig } from '../../src/platform/rate-limit.js';
 import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';
+import { type ManagedProcess, startPrivateRedis } from '../support/cluster.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,17 +74,40 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
   });
 });
 
-describe('rate limits with Redis unreachable', () => {
-  it('lets requests through rather than failing them', async () => {
-    const path = '/test/limited/offline';
+describe('rate limits when Redis stops and comes back', () => {
+  let redis: ManagedProcess | undefined;
+  afterEach(async () => redis?.stop());
+
+  it('keep limiting in each process while Redis is down, say so in the log, and share again once it is back', async () => {
+    redis = await startPrivateRedis();
+    const lines: string[] = [];
+    const path = '/test/limited/failover';
     const t = await createTestApp({
-      env: { REDIS_URL: 'redis://127.0.0.1:1' },
+      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '3/60', LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => lines.push(line) },
       extend: (app, ctx) => {
         app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
       },
     });
+    const statuses = async (n: number) => {
+      const seen: number[] = [];
+      for (let i = 0; i < n; i++) seen.push((await t.app.inject({ url: path })).statusCode);
+      return seen;
+    };
     try {
-      expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+      expect(await statuses(2)).toEqual([200, 200]);
+      await redis.kill('SIGKILL');
+      // Counted here alone from now on: a fresh window of 3, then refused; never a failure.
+      expect(await statuses(4)).toEqual([200, 200, 200, 429]);
+      expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
+
+      await redis.start();
+      const deadline = Date.now() + 10_000;
+      while (t.ctx.redis!.status !== 'ready' && Date.now() < deadline) await sleep(100);
+      // The restarted Redis kept nothing: a shared window of 3 again.
+      expect(await statuses(4)).toEqual([200, 200, 200, 429]);
+      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
+      expect(await t.ctx.redis!.keys('repo402:rl:*')).not.toHaveLength(0);
     } finally {
       await t.close();
     }

@@ -29,6 +29,10 @@ describe('discovery: API catalog and home page', () => {
       expect(entry['service-doc'][0].href).toBe(`${TEST_BASE_URL}/docs`);
       expect(entry.status).toEqual([{ href: `${TEST_BASE_URL}/api/health`, type: 'application/json' }]);
       expect(entry['terms-of-service'][0].href).toBe(`${TEST_BASE_URL}/api/terms`);
+      expect(entry['service-meta']).toContainEqual({
+        href: `${TEST_BASE_URL}/.well-known/repo402-keys.json`,
+        type: 'application/json',
+      });
     }
   });
 

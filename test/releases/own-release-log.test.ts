@@ -154,13 +154,17 @@ describe.each(BACKENDS)('GET /api/listings/{id}/releases on %s', (backend) => {
       });
       expect(first.next_cursor).toEqual(expect.any(String));
 
-      // The public log pages the same releases with the same cursor, without the scan reports.
+      // The public log pages the same releases with the same cursor, without the scan reports, each
+      // linking its attestation (the attestation route serves published listings only).
       const publicFirst = (
         await t.app.inject({ url: `/api/v/${listing.owner}/${listing.slug}/releases` })
       ).json();
       expect(publicFirst.next_cursor).toBe(first.next_cursor);
       expect(publicFirst.releases).toEqual(
-        first.releases.map(({ scan_report: _report, ...release }) => release),
+        first.releases.map(({ scan_report: _report, ...release }) => ({
+          ...release,
+          attestation_url: `${t.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases/${release.version}/attestation`,
+        })),
       );
 
       const second = await ownLog(`?cursor=${first.next_cursor}`);

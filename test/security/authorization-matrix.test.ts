@@ -96,6 +96,11 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /api/snippet/{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /api/v/{owner}/{slug}/releases': { kind: 'open', reason: PUBLIC },
+  'GET /api/v/{owner}/{slug}/releases/{version}/attestation': {
+    kind: 'open',
+    reason: `${PUBLIC}; the attestation is signed, public proof of a release's contents`,
+  },
+  'GET /.well-known/repo402-keys.json': { kind: 'open', reason: PUBLIC },
   'GET /api/devnet': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
   'GET /api/devnet/balance/{address}': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
   'GET /api/devnet/tx/{hash}': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },

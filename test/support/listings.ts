@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
+import { recordAttested } from '../../src/releases/cut/attest.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { insertRelease } from '../../src/releases/store.js';
 import { parseVersion } from '../../src/releases/versions.js';
@@ -104,7 +106,7 @@ export async function addFixtureReleases(
       const key = `fixtures/${listing.id}/${release.version}.zip`;
       await t.ctx.blobs.putBytes(key, zip, 'application/zip');
       const sha256 = createHash('sha256').update(zip).digest('hex');
-      await insertRelease(t.ctx.database.db, {
+      const row = {
         listingId: listing.id,
         version: release.version,
         ...parseVersion(release.version)!,
@@ -123,7 +125,14 @@ export async function addFixtureReleases(
         scannerVersion: inspection.scannerVersion,
         priceMicro: listing.priceMicro,
         updatePriceMicro: listing.updatePriceMicro,
-      });
+      };
+      const verdict = row.verdict;
+      // Like a cut: a release whose verdict is final is attested in the transaction that writes it.
+      if (verdict === 'pending') await insertRelease(t.ctx.database.db, row);
+      else
+        await recordAttested(t.ctx, listing, path.join(repo.dir, '.git'), commit, { ...row, verdict }, (tx) =>
+          insertRelease(tx, row),
+        );
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
       fixture.zips.set(release.version, { bytes: zip, sha256 });
     }

@@ -1,4 +1,5 @@
 // Every domain's tables, so Drizzle (queries and drizzle-kit) sees one schema.
+export * from './attestations.js';
 export * from './identity.js';
 export * from './listings.js';
 export * from './payments.js';

@@ -23,6 +23,7 @@ import {
 } from '../store.js';
 import { compareVersions, parseVersion } from '../versions.js';
 import { buildArtifact } from './artifact.js';
+import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import { fetchCutCommit, isSourceRefusal } from './sources.js';
@@ -67,7 +68,7 @@ export async function runCut(
     if (release.verdict === 'pending') {
       await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
         if (!isRefusal(error)) throw error;
-        await recordInspection(db, release.id, {
+        await recordVerdict(ctx, listing, release, gitDir, {
           verdict: 'fail',
           computed: null,
           scan: refusalReport(error, ctx.clock.now()),
@@ -168,22 +169,43 @@ async function refuse(
   previous: ReleaseCutRow | undefined,
   refusal: AppError,
 ): Promise<ReleaseRow> {
-  const db = ctx.database.db;
   const changelog = await changelogFor(gitDir, cut, previous);
-  return db.transaction(async (tx) => {
-    const release = await insertRelease(tx, {
+  const verdict = {
+    verdict: 'fail' as const,
+    scan: refusalReport(refusal, ctx.clock.now()),
+    scannerVersion: SCANNER_VERSION,
+    analyzerVersion: null,
+    computed: null,
+    diffSummary: null,
+  };
+  const release = await recordAttested(ctx, listing, gitDir, cut.commitSha, verdict, async (tx) => {
+    const inserted = await insertRelease(tx, {
       ...releaseFields(ctx, listing, cut, changelog),
+      ...verdict,
       artifactKey: null,
       artifactSha256: null,
       sizeBytes: null,
-      diffSummary: null,
-      verdict: 'fail',
-      scan: refusalReport(refusal, ctx.clock.now()),
-      scannerVersion: SCANNER_VERSION,
     });
     await finishCut(tx, cut.id, 'refused', ctx.clock.now(), `${refusal.code}: ${refusal.message}`);
-    return release;
+    return inserted;
   });
+  return release!;
+}
+
+type InspectionRecord = Parameters<typeof recordInspection>[2] & VerdictRecord;
+
+/** Records the inspection's verdict and the release's attestation in one transaction; false when recorded already. */
+async function recordVerdict(
+  ctx: AppContext,
+  listing: Listing,
+  release: ReleaseRow,
+  gitDir: string,
+  changes: InspectionRecord,
+): Promise<boolean> {
+  const recorded = await recordAttested(ctx, listing, gitDir, release.commitSha, changes, async (tx) =>
+    (await recordInspection(tx, release.id, changes)) ? release : undefined,
+  );
+  return recorded !== undefined;
 }
 
 function releaseFields(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, changelog: string) {
@@ -250,7 +272,7 @@ async function inspect(
     sbomKey = `releases/${listing.id}/${release.version}/sbom.json`;
     await ctx.blobs.putBytes(sbomKey, Buffer.from(result.sbom, 'utf8'), 'application/json');
   }
-  const recorded = await recordInspection(ctx.database.db, release.id, {
+  const recorded = await recordVerdict(ctx, listing, release, gitDir, {
     verdict: result.verdict,
     computed: result.computed,
     scan: result.scan,

@@ -1,5 +1,4 @@
 import type { AppContext } from '../../context.js';
-import { createTagIfAbsent, listTags, resolveCommit } from '../../git/refs.js';
 import { repoPath } from '../../git/repos.js';
 import { type TreeLimit, treeTooLarge } from '../../git/tree.js';
 import { type AccessLoss, lossReason, remedyFor } from '../../github/access.js';
@@ -7,7 +6,7 @@ import { GitHubAccessError, type GitHubClient, type GitHubRepo } from '../../git
 import { fetchTaggedCommit } from '../../github/fetch.js';
 import { type Listing, markSourceState } from '../../listings/service.js';
 import { AppError, isAppError } from '../../platform/errors.js';
-import { assertWithinLimits, treeLimits } from './limits.js';
+import { treeLimits } from './limits.js';
 
 /**
  * Where a listing's releases come from. The cut itself always reads the listing's local
@@ -32,12 +31,16 @@ export async function cutSource(ctx: AppContext, listing: Listing): Promise<CutS
 }
 
 function hostedSource(ctx: AppContext, listing: Listing): CutSource {
-  const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
+  const repo = { owner: listing.owner, slug: listing.slug };
+  const { repositories } = ctx;
   return {
-    tags: () => listTags(gitDir),
-    resolveCommit: (ref) => resolveCommit(gitDir, ref),
-    assertWithinLimits: (commit) => assertWithinLimits(ctx.config, gitDir, commit),
-    createTag: (tag, commit) => createTagIfAbsent(gitDir, tag, commit),
+    tags: () => repositories.run('repos.tags', repo),
+    resolveCommit: async (ref) =>
+      (await repositories.run('repos.resolve-commit', { ...repo, ref })) ?? undefined,
+    assertWithinLimits: async (commit) => {
+      await repositories.run('repos.check-tree', { ...repo, commit, limits: treeLimits(ctx.config) });
+    },
+    createTag: (tag, commit) => repositories.run('repos.create-tag', { ...repo, tag, commit }),
   };
 }
 

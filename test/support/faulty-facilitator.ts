@@ -14,6 +14,11 @@ export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse'
 export interface FaultyFacilitator {
   url: string;
   mode: SettleMode;
+  /**
+   * Picks each settle's mode (and delay) by its number, 1-based, instead of `mode` and `delayMs`:
+   * faults for some settles only.
+   */
+  plan?: (settle: number) => { mode: SettleMode; delayMs?: number };
   delayMs: number;
   settles: number;
   /** Settles that completed on the inner facilitator. */
@@ -30,7 +35,12 @@ async function readJson(
 }
 
 export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<FaultyFacilitator> {
-  const state = { mode: 'ok' as SettleMode, delayMs: 0, settles: 0, settled: 0 };
+  const state: Pick<FaultyFacilitator, 'mode' | 'plan' | 'delayMs' | 'settles' | 'settled'> = {
+    mode: 'ok',
+    delayMs: 0,
+    settles: 0,
+    settled: 0,
+  };
   const server: Server = createServer(async (request, response) => {
     const send = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -44,7 +54,9 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
         return send(200, await inner.verify(body.paymentPayload, body.paymentRequirements));
       if (request.url !== '/settle') return send(404, { error: 'not found' });
       state.settles += 1;
-      const mode = state.mode;
+      const planned = state.plan?.(state.settles);
+      const mode = planned?.mode ?? state.mode;
+      const delayMs = planned?.delayMs ?? state.delayMs;
       if (mode === 'fail') return send(500, { error: 'facilitator unavailable' });
       if (mode === 'refuse') {
         return send(200, {
@@ -57,14 +69,14 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
       const result = await inner.settle(body.paymentPayload, body.paymentRequirements);
       if (result.success) state.settled += 1;
       if (mode === 'lost') {
-        if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
         return request.socket.destroy();
       }
       if (mode === 'pending')
         return send(200, { ...result, success: false, errorReason: 'settlement_pending' });
       // A success that names no transaction hash: never stored as one.
       if (mode === 'no-hash') return send(200, { ...result, transaction: 'unknown' });
-      if (mode === 'delay') await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      if (mode === 'delay') await new Promise((resolve) => setTimeout(resolve, delayMs));
       send(200, result);
     } catch (error) {
       send(500, { error: (error as Error).message });
