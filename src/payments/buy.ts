@@ -15,7 +15,7 @@ import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
 import { holdingOf } from './holdings.js';
-import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead } from './listing.js';
+import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead, type SaleHead } from './listing.js';
 import { type Offer, offerFor } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
 import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
@@ -225,11 +225,11 @@ async function payWith(
   }
   const db = ctx.database.db;
   const existing = head.paymentId === undefined ? undefined : await findPaymentById(db, head.paymentId);
-  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
+  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), head);
   assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
-    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
+    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned', listing }) };
   }
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
@@ -290,9 +290,9 @@ async function payWith(
   // Twice at most: the slot's holder may fail between our insert and our read of it.
   for (let round = 0; round < 2; round += 1) {
     const inserted = await insertPayment(ctx.database, row);
-    if (inserted) return settleClaimed(ctx, rail, inserted, release);
+    if (inserted) return settleClaimed(ctx, rail, inserted, head);
     const own = await findPayment(db, key.asset, key.payer, key.nonce);
-    if (own) return continuePayment(ctx, rail, ownRow(own, listing), release);
+    if (own) return continuePayment(ctx, rail, ownRow(own, listing), head);
     const holder = await findSlotHolder(db, listing.id, key.payer, offer.version);
     if (holder) return whileSlotTaken(ctx, holder);
   }
@@ -368,7 +368,7 @@ async function continuePayment(
   ctx: AppContext,
   rail: PaymentRail,
   row: PaymentRow,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   if (row.state === 'settled') throw await replayError(ctx, row);
   const claim = await claimForSettlement(ctx, row.id);
@@ -383,7 +383,7 @@ async function continuePayment(
     if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
     throw pending('settlement_pending');
   }
-  return settleClaimed(ctx, rail, claim.claimed, release);
+  return settleClaimed(ctx, rail, claim.claimed, head);
 }
 
 /** Settles a payment this request holds the lease of, and answers with what came of it. */
@@ -391,12 +391,12 @@ async function settleClaimed(
   ctx: AppContext,
   rail: PaymentRail,
   claimed: PaymentRow,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   return outcomeToResult(
     ctx,
     await trackAttempt(ctx, claimed.id, () => driveSettlement(ctx, rail, claimed)),
-    release,
+    head,
   );
 }
 
@@ -413,14 +413,16 @@ async function whileSlotTaken(ctx: AppContext, holder: PaymentRow): Promise<BuyR
   return { status: 'granted', grant: await grantFor(ctx, owned, { kind: 'owned' }) };
 }
 
+/** `head`: the listing and release on sale that the paying request read. */
 async function outcomeToResult(
   ctx: AppContext,
   outcome: SettlementOutcome,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   if (outcome.state === 'pending') throw pending(outcome.reason);
   if (outcome.state === 'failed') throw outcome.error;
   const { purchase, response } = outcome;
+  const { listing, release } = head;
   // The grant is always for what was bought: a retry of an older attempt gets the version it was quoted for.
   const bought =
     purchase.listingId === release.listingId && purchase.version === release.version
@@ -431,6 +433,7 @@ async function outcomeToResult(
     kind: purchase.kind satisfies GrantKind,
     purchaseId: purchase.id,
     transaction: purchase.transaction ?? undefined,
+    ...(bought.listingId === listing.id ? { listing } : {}),
   });
   return { status: 'granted', grant, paymentResponse: response };
 }
