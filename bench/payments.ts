@@ -4,10 +4,14 @@
  * chain work in verify/settle); (3) the reference @x402/express middleware with the same instant
  * facilitator, selling a JSON route. Each purchase is what a buyer does: GET (402), sign with the
  * official client, GET again with PAYMENT-SIGNATURE, by a fresh wallet. Client and servers share
- * this process and its cores. Usage: npx tsx bench/payments.ts [--purchases 200] [--concurrency 8]
+ * this process and its cores; each scenario is warmed up (50 purchases) before any is measured.
+ * Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200]
+ * [--concurrency 8] [--only devnet|instant|reference] (repeatable: those scenarios alone)
+ * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +37,10 @@ const option = (name: string, fallback: number) => {
 };
 const purchases = option('purchases', 200);
 const concurrency = option('concurrency', 8);
+const only = args.filter((_, at) => args[at - 1] === '--only');
+const profileFile = args[args.indexOf('--cpu-prof') + 1];
+/** Purchases each scenario makes unmeasured before any is measured. */
+const WARMUP = 50;
 
 const instantFacilitator: FacilitatorClient = {
   verify: async (payload: PaymentPayload) => ({
@@ -63,6 +71,8 @@ function buyer() {
 interface Result {
   name: string;
   perSecond: number;
+  /** This process's CPU time (buyers and servers) per purchase; PostgreSQL's own is not in it. */
+  cpuMs: number;
   p50: number;
   p99: number;
   failures: number;
@@ -72,6 +82,7 @@ interface Result {
 
 async function measure(name: string, url: string, buyers: ReturnType<typeof buyer>[]): Promise<Result> {
   const latencies: number[] = [];
+  const cpuBefore = process.cpuUsage();
   let failures = 0;
   const failedWith: Record<string, number> = {};
   let next = 0;
@@ -93,12 +104,14 @@ async function measure(name: string, url: string, buyers: ReturnType<typeof buye
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
   return {
     name,
     perSecond: Math.round((buyers.length / seconds) * 10) / 10,
+    cpuMs: Math.round(((cpu.user + cpu.system) / 1000 / buyers.length) * 100) / 100,
     p50: at(0.5),
     p99: at(0.99),
     failures,
@@ -173,18 +186,6 @@ try {
   });
   const resource = `${base}/api/r/bench-seller/bench-kit`;
 
-  const results: Result[] = [];
-  const funded = Array.from({ length: purchases }, buyer);
-  for (const b of funded) await rail.devnet!.fund(b.account.address, 2_000_000n);
-  results.push(
-    await measure('repo402, devnet chain (in-process facilitator, real settlement)', resource, funded),
-  );
-
-  rail.facilitator = instantFacilitator;
-  results.push(
-    await measure('repo402, instant facilitator', resource, Array.from({ length: purchases }, buyer)),
-  );
-
   const expressApp = express();
   const resourceServer = new x402ResourceServer(instantFacilitator).register(
     'eip155:8453',
@@ -208,24 +209,72 @@ try {
   const listener = expressApp.listen(0, '127.0.0.1');
   await new Promise((resolve) => listener.once('listening', resolve));
   const expressUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/r`;
-  results.push(
-    await measure(
-      '@x402/express reference middleware, instant facilitator',
-      expressUrl,
-      Array.from({ length: purchases }, buyer),
-    ),
-  );
+
+  const devnetFacilitator = rail.facilitator;
+  const fundedBuyers = async (count: number) => {
+    const funded = Array.from({ length: count }, buyer);
+    for (const b of funded) await rail.devnet!.fund(b.account.address, 2_000_000n);
+    return funded;
+  };
+  const freshBuyers = async (count: number) => Array.from({ length: count }, buyer);
+  const scenarios = [
+    {
+      key: 'devnet',
+      name: 'repo402, devnet chain (in-process facilitator, real settlement)',
+      url: resource,
+      facilitator: devnetFacilitator,
+      buyers: fundedBuyers,
+    },
+    {
+      key: 'instant',
+      name: 'repo402, instant facilitator',
+      url: resource,
+      facilitator: instantFacilitator,
+      buyers: freshBuyers,
+    },
+    {
+      key: 'reference',
+      name: '@x402/express reference middleware, instant facilitator',
+      url: expressUrl,
+      facilitator: instantFacilitator,
+      buyers: freshBuyers,
+    },
+  ].filter((scenario) => only.length === 0 || only.includes(scenario.key));
+
+  // Every scenario is first run unmeasured, so each is measured with its code compiled (JIT) and
+  // its connections open, whichever runs first.
+  for (const scenario of scenarios) {
+    rail.facilitator = scenario.facilitator;
+    await measure(scenario.name, scenario.url, await scenario.buyers(WARMUP));
+  }
+  const profiler = args.includes('--cpu-prof') ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
+    await profiler.post('Profiler.start');
+  }
+  const results: Result[] = [];
+  for (const scenario of scenarios) {
+    rail.facilitator = scenario.facilitator;
+    results.push(await measure(scenario.name, scenario.url, await scenario.buyers(purchases)));
+  }
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(profileFile!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   listener.close();
 
   const database = postgres ? 'PostgreSQL' : 'PGlite';
   console.log(
     `\n${purchases} purchases per scenario, ${concurrency} concurrent buyers, ${database}, ${os.cpus().length} CPUs\n`,
   );
-  console.log('| scenario | purchases/s | p50 ms | p99 ms | failures |');
-  console.log('| --- | --- | --- | --- | --- |');
+  console.log('| scenario | purchases/s | p50 ms | p99 ms | CPU ms per purchase | failures |');
+  console.log('| --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
     const why = r.failures > 0 ? ` (${JSON.stringify(r.failedWith)})` : '';
-    console.log(`| ${r.name} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.failures}${why} |`);
+    console.log(`| ${r.name} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.cpuMs} | ${r.failures}${why} |`);
   }
 } finally {
   await server.close();

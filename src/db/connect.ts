@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -9,6 +9,7 @@ import pg from 'pg';
 import { LockHeldError, lockDataDir } from './data-dir-lock.js';
 import { initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
 import * as schema from './schema/index.js';
+import { parameterText, type Statement } from './statement.js';
 
 export type Schema = typeof schema;
 /** The query builder every store uses; the same on PGlite and PostgreSQL. */
@@ -35,6 +36,8 @@ export interface Database {
   execScript<T = Record<string, unknown>>(text: string): Promise<{ rows: T[] }>;
   /** Parameterised single statement, for libraries that bring their own SQL. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /** A hot-path statement (`statement.ts`), prepared once per connection, with its parameters. */
+  run<Row>(statement: Statement<Row>, params: unknown[]): Promise<Row[]>;
   /**
    * Runs `fn` while holding a cluster-wide lock on `key`, so only one process does it at a time
    * (migrations, sweeps). PGlite has one process by construction and only serialises.
@@ -83,6 +86,11 @@ async function connectPostgres(url: string, poolSize: number): Promise<Database>
     async query(text, params) {
       const result = await pool.query(text, params as unknown[]);
       return { rows: result.rows };
+    },
+    async run<Row>(statement: Statement<Row>, params: unknown[]) {
+      const values = params.map(parameterText);
+      const result = await pool.query({ name: statement.name, text: statement.text, values });
+      return result.rows as Row[];
     },
     async withAdvisoryLock(key, fn) {
       // Session-level locks belong to one connection: hold a dedicated client for lock and unlock.
@@ -158,6 +166,7 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       const result = await client.query<T>(text, params);
       return { rows: result.rows };
     },
+    run: pgliteStatements(client),
     withAdvisoryLock(key, fn) {
       // One process owns PGlite, so an in-process queue per key gives the same guarantee.
       const previous = lockQueues.get(key) ?? Promise.resolve();
@@ -181,6 +190,40 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       await release?.();
     },
   };
+}
+
+/**
+ * PGlite's `query` parses and plans every statement anew, in six protocol exchanges with the
+ * WebAssembly backend. A hot statement is parsed once into a named prepared statement; each call
+ * is then one exchange (bind, describe, execute, sync), which costs half the CPU or less
+ * (docs/BENCHMARKS.md). It takes the locks `query` takes, so it never runs inside a transaction
+ * another caller has open on the one connection.
+ */
+function pgliteStatements(client: PGlite): Database['run'] {
+  const { serialize } = protocol;
+  const prepared = new Set<string>();
+  return <Row>(statement: Statement<Row>, params: unknown[]): Promise<Row[]> =>
+    client._runExclusiveTransaction(() =>
+      client._runExclusiveQuery(async () => {
+        const messages: Uint8Array[] = [];
+        if (!prepared.has(statement.name)) {
+          // Closed first: a pooled instance (the tests') may hold the name from an earlier wrapper.
+          messages.push(
+            serialize.close({ type: 'S', name: statement.name }),
+            serialize.parse({ name: statement.name, text: statement.text, types: [] }),
+          );
+        }
+        messages.push(
+          serialize.bind({ statement: statement.name, values: params.map(parameterText) }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({}),
+          serialize.sync(),
+        );
+        const { messages: replies } = await client.execProtocol(Buffer.concat(messages));
+        prepared.add(statement.name);
+        return (parse.parseResults(replies, client.parsers)[0]?.rows ?? []) as Row[];
+      }),
+    );
 }
 
 /** A connection of its own that LISTENs, and comes back (every second) when it is lost. */

@@ -1,6 +1,6 @@
 import type { SettleResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
-import { type Address, type Hex, hashTypedData, type PublicClient } from 'viem';
+import type { Address, Hex, PublicClient } from 'viem';
 import type { AppContext } from '../context.js';
 import { recoversTo } from '../identity/ecrecover.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
@@ -10,12 +10,13 @@ import { assertCountryAllowed, assertNotSanctioned } from '../platform/complianc
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
 import { publishedRelease, type Release, updateOffer } from '../releases/service.js';
+import { authorizationDigest } from './authorization-digest.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
 import { grantFor } from './grants.js';
 import { holdingOf } from './holdings.js';
-import { cachedSaleHead, readSaleHead } from './listing.js';
-import { type Offer, offerFor, type PricedListing } from './offer.js';
+import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead, type SaleHead } from './listing.js';
+import { type Offer, offerFor } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
 import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
@@ -31,7 +32,9 @@ import {
   trackAttempt,
 } from './settlement.js';
 import {
+  type ClaimedPayment,
   findPayment,
+  findPaymentById,
   findPurchaseByPayment,
   findSlotHolder,
   insertEntitlement,
@@ -93,23 +96,17 @@ export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<B
   assertCountryAllowed(ctx.config.compliance, request.country);
   // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
   // is not read (nor used up): x402 clients resend the first request's headers with the payment.
-  // A payment decides on the listing as it is now; the 402 path reads the cached head.
-  const paying = request.paymentSignature !== undefined;
-  const head = paying
-    ? await readSaleHead(ctx.database.db, request.owner, request.slug)
-    : await cachedSaleHead(ctx, request.owner, request.slug);
+  if (request.paymentSignature !== undefined) return buyWithPayment(ctx, request.paymentSignature, request);
+  const head = await cachedSaleHead(ctx, request.owner, request.slug);
   if (!head) throw notFound();
   const { listing, release } = head;
   const rail = await paymentRail(ctx);
-  if (paying) {
-    return payWith(ctx, rail, listing, release, decodePaymentSignature(request.paymentSignature!), request);
-  }
   const wallet =
     request.walletSignature === undefined
       ? undefined
       : await verifyWalletSignatureHeader(ctx, request.walletSignature);
   if (wallet) await assertNotSanctioned(ctx.config.compliance, wallet);
-  const holding = wallet ? await holdingOf(ctx.database.db, wallet, listing.id) : undefined;
+  const holding = wallet ? await holdingOf(ctx.database, wallet, listing.id) : undefined;
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
@@ -178,17 +175,46 @@ async function freeGrant(
   return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'free', purchaseId }) };
 }
 
+/**
+ * A payment decides on the listing as it is now, never on the cached head: listing, release on
+ * sale, the payer's holding and the authorization's row are read together (`readPayingHead`).
+ */
+async function buyWithPayment(
+  ctx: AppContext,
+  paymentSignature: string,
+  request: BuyRequest,
+): Promise<BuyResult> {
+  let payment: DecodedPayment;
+  try {
+    payment = decodePaymentSignature(paymentSignature);
+  } catch (error) {
+    // An unknown listing is a 404 whatever the payment header holds.
+    if (!(await readSaleHead(ctx.database.db, request.owner, request.slug))) throw notFound();
+    throw error;
+  }
+  const rail = await paymentRail(ctx);
+  const { authorization } = payment;
+  const key = {
+    asset: rail.asset.toLowerCase(),
+    payer: authorization.from.toLowerCase(),
+    nonce: authorization.nonce,
+  };
+  const head = await readPayingHead(ctx.database, request.owner, request.slug, key);
+  if (!head) throw notFound();
+  return payWith(ctx, rail, head, payment, key, request);
+}
+
 async function payWith(
   ctx: AppContext,
   rail: PaymentRail,
-  listing: PublicListing & PricedListing,
-  release: Release,
+  head: PayingHead,
   payment: DecodedPayment,
+  key: { asset: string; payer: string; nonce: string },
   request: BuyRequest,
 ): Promise<BuyResult> {
+  const { listing, release, holding } = head;
   const { authorization } = payment;
-  const payer = authorization.from;
-  await assertNotSanctioned(ctx.config.compliance, payer);
+  await assertNotSanctioned(ctx.config.compliance, authorization.from);
   // Everything below trusts `from`: an owner's grant and a free record are given without
   // settling, and an existing row is driven for whoever presents its key. So the signature is
   // checked first, not only by the facilitator's verify further on.
@@ -198,20 +224,15 @@ async function payWith(
     });
   }
   const db = ctx.database.db;
-  const key = { asset: rail.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: authorization.nonce };
-
-  // Holding first, then the authorization's row: a purchase is written after its payment row, so
-  // a holding that came from this very authorization is always seen here as its row (a replay).
-  const holding = await holdingOf(db, payer, listing.id);
-  const existing = await findPayment(db, key.asset, key.payer, key.nonce);
-  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), release);
+  const existing = head.paymentId === undefined ? undefined : await findPaymentById(db, head.paymentId);
+  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), head);
   assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned') {
-    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
+    return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned', listing }) };
   }
   if (listing.status === 'retired') throw retired();
-  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, payer, request.source);
+  if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
 
   const quoteId = request.quoteId ?? echoedQuoteId(payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
@@ -243,7 +264,7 @@ async function payWith(
   }
 
   const now = ctx.clock.now();
-  const row = {
+  const row: ClaimedPayment = {
     ...key,
     network: rail.network,
     payTo: rail.payTo.toLowerCase(),
@@ -252,7 +273,7 @@ async function payWith(
     creatorId: listing.creatorId,
     version: offer.version,
     kind: offer.kind,
-    fromVersion: offer.fromVersion,
+    fromVersion: offer.fromVersion ?? null,
     updatePriceMicro: offer.updatePriceMicro,
     source: request.source,
     payload: payment.payload,
@@ -260,7 +281,7 @@ async function payWith(
     validBefore: new Date(Number(authorization.validBefore) * 1000),
     // Inserted already claimed for this first attempt (as claimForSettlement would leave it),
     // which saves the claim's round trip; a crash before the settle leaves a lease that expires.
-    state: 'settling' as const,
+    state: 'settling',
     leaseUntil: leaseUntil(ctx, now),
     attempts: 1,
     createdAt: now,
@@ -268,10 +289,10 @@ async function payWith(
   };
   // Twice at most: the slot's holder may fail between our insert and our read of it.
   for (let round = 0; round < 2; round += 1) {
-    const inserted = await insertPayment(db, row);
-    if (inserted) return settleClaimed(ctx, rail, inserted, release);
+    const inserted = await insertPayment(ctx.database, row);
+    if (inserted) return settleClaimed(ctx, rail, inserted, head);
     const own = await findPayment(db, key.asset, key.payer, key.nonce);
-    if (own) return continuePayment(ctx, rail, ownRow(own, listing), release);
+    if (own) return continuePayment(ctx, rail, ownRow(own, listing), head);
     const holder = await findSlotHolder(db, listing.id, key.payer, offer.version);
     if (holder) return whileSlotTaken(ctx, holder);
   }
@@ -326,13 +347,9 @@ async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: Decode
     message: payment.authorization,
     signature: (payment.payload.payload as { signature: Hex }).signature,
   };
-  let digest: Hex;
-  try {
-    digest = hashTypedData(parameters);
-  } catch {
-    // An authorization that cannot be encoded as EIP-712 data is no one's signature.
-    return false;
-  }
+  const digest = authorizationDigest(parameters.domain, payment.authorization);
+  // An authorization that cannot be encoded as EIP-712 data is no one's signature.
+  if (!digest) return false;
   if (recoversTo(digest, parameters.signature, parameters.address)) return true;
   // viem's overloads over block selectors do not narrow for a literal without one.
   const onChain = parameters as unknown as Parameters<PublicClient['verifyTypedData']>[0];
@@ -351,7 +368,7 @@ async function continuePayment(
   ctx: AppContext,
   rail: PaymentRail,
   row: PaymentRow,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   if (row.state === 'settled') throw await replayError(ctx, row);
   const claim = await claimForSettlement(ctx, row.id);
@@ -366,7 +383,7 @@ async function continuePayment(
     if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
     throw pending('settlement_pending');
   }
-  return settleClaimed(ctx, rail, claim.claimed, release);
+  return settleClaimed(ctx, rail, claim.claimed, head);
 }
 
 /** Settles a payment this request holds the lease of, and answers with what came of it. */
@@ -374,12 +391,12 @@ async function settleClaimed(
   ctx: AppContext,
   rail: PaymentRail,
   claimed: PaymentRow,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   return outcomeToResult(
     ctx,
     await trackAttempt(ctx, claimed.id, () => driveSettlement(ctx, rail, claimed)),
-    release,
+    head,
   );
 }
 
@@ -396,14 +413,16 @@ async function whileSlotTaken(ctx: AppContext, holder: PaymentRow): Promise<BuyR
   return { status: 'granted', grant: await grantFor(ctx, owned, { kind: 'owned' }) };
 }
 
+/** `head`: the listing and release on sale that the paying request read. */
 async function outcomeToResult(
   ctx: AppContext,
   outcome: SettlementOutcome,
-  release: Release,
+  head: SaleHead,
 ): Promise<BuyResult> {
   if (outcome.state === 'pending') throw pending(outcome.reason);
   if (outcome.state === 'failed') throw outcome.error;
   const { purchase, response } = outcome;
+  const { listing, release } = head;
   // The grant is always for what was bought: a retry of an older attempt gets the version it was quoted for.
   const bought =
     purchase.listingId === release.listingId && purchase.version === release.version
@@ -414,6 +433,7 @@ async function outcomeToResult(
     kind: purchase.kind satisfies GrantKind,
     purchaseId: purchase.id,
     transaction: purchase.transaction ?? undefined,
+    ...(bought.listingId === listing.id ? { listing } : {}),
   });
   return { status: 'granted', grant, paymentResponse: response };
 }

@@ -19,7 +19,13 @@ const KIND = 'd1';
 export async function grantFor(
   ctx: AppContext,
   release: Release,
-  extras: { kind: GrantKind; purchaseId?: string; transaction?: string },
+  extras: {
+    kind: GrantKind;
+    purchaseId?: string;
+    transaction?: string;
+    /** The release's listing names, when the caller has just read them (the paying request). */
+    listing?: { owner: string; slug: string };
+  },
 ): Promise<Grant> {
   const expiresAt = new Date(ctx.clock.now().getTime() + GRANT_LIFETIME_SECONDS * 1000);
   const downloadUrl = ctx.blobs.presignGet
@@ -29,7 +35,8 @@ export async function grantFor(
         v: release.version,
         e: Math.floor(expiresAt.getTime() / 1000),
       })}`;
-  const listing = (await listingNamesById(ctx.database.db, [release.listingId])).get(release.listingId)!;
+  const listing =
+    extras.listing ?? (await listingNamesById(ctx.database.db, [release.listingId])).get(release.listingId)!;
   return {
     download_url: downloadUrl,
     expires_at: expiresAt.toISOString(),

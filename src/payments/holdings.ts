@@ -1,6 +1,6 @@
-import type { Db } from '../db/connect.js';
+import type { Database } from '../db/connect.js';
 import { compareVersions } from '../releases/versions.js';
-import { allVersionsPurchases, heldVersions } from './store.js';
+import { readHolding } from './store.js';
 
 /** What a wallet holds of one listing: versions it bought, and where `all_versions` purchases start. */
 export interface Holding {
@@ -9,14 +9,13 @@ export interface Holding {
   allVersionsFrom?: string;
 }
 
-export async function holdingOf(db: Db, wallet: string, listingId: string): Promise<Holding> {
-  const key = wallet.toLowerCase();
-  const [versions, stamped] = await Promise.all([
-    heldVersions(db, key, listingId),
-    allVersionsPurchases(db, key, listingId),
-  ]);
-  const allVersionsFrom = stamped.sort(compareVersions)[0];
-  return { versions, allVersionsFrom };
+export async function holdingOf(database: Database, wallet: string, listingId: string): Promise<Holding> {
+  return holdingFrom(await readHolding(database, wallet.toLowerCase(), listingId));
+}
+
+/** The holding of the versions a wallet is entitled to and those it bought with `all_versions`. */
+export function holdingFrom(read: { versions: string[]; allVersions: string[] }): Holding {
+  return { versions: read.versions, allVersionsFrom: read.allVersions.sort(compareVersions)[0] };
 }
 
 export function isEntitled(holding: Holding, version: string): boolean {

@@ -1,10 +1,12 @@
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/connect.js';
+import type { Database, Db } from '../db/connect.js';
 import { isValidName } from '../identity/handles.js';
 import { findPublicListing, type PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/caches.js';
 import { latestPassingRelease, type Release } from '../releases/service.js';
+import { type Holding, holdingFrom } from './holdings.js';
 import { type PricedListing, pricedListing } from './offer.js';
+import { readPaymentHead } from './store.js';
 
 /**
  * The public listing `owner/slug`, or null. Names that no listing can have (wrong characters, a
@@ -35,6 +37,35 @@ export async function readSaleHead(db: Db, owner: string, slug: string): Promise
   const listing = pricedListing(await findListingForSale(db, owner, slug));
   const release = listing && (await latestPassingRelease(db, listing.id));
   return listing && release ? { listing, release } : null;
+}
+
+/** What a paying request decides on: the sale head, the payer's holding, its authorization's row. */
+export interface PayingHead extends SaleHead {
+  holding: Holding;
+  /** The payment row of the authorization being paid with, when it has one. */
+  paymentId?: string;
+}
+
+/**
+ * The sale head as `readSaleHead` reads it, with what `payer` (lower case) holds of the listing
+ * and the id of the authorization's payment row, in one statement. Holding and row share one
+ * snapshot: a purchase is written after its payment row, so a holding that came from this very
+ * authorization is always seen with its row (and answered as a replay).
+ */
+export async function readPayingHead(
+  database: Database,
+  owner: string,
+  slug: string,
+  authorization: { asset: string; payer: string; nonce: string },
+): Promise<PayingHead | null> {
+  if (!isValidName(owner) || !isValidName(slug)) return null;
+  const row = await readPaymentHead(database, { owner, slug, ...authorization });
+  if (!row || row.listing.status === 'draft') return null;
+  const listing = pricedListing({ ...row.listing, status: row.listing.status });
+  // A passing release always has its zip (the releases table's check `releases_artifact_whole`).
+  const release = row.release as Release | null;
+  if (!listing || !release) return null;
+  return { listing, release, holding: holdingFrom(row), paymentId: row.paymentId ?? undefined };
 }
 
 /**

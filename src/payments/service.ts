@@ -46,7 +46,7 @@ export async function fetchOwnedVersion(
   const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
   const release = listing && (await publishedRelease(ctx.database.db, listing.id, request.version));
   if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
-  const holding = await holdingOf(ctx.database.db, wallet, listing.id);
+  const holding = await holdingOf(ctx.database, wallet, listing.id);
   if (!isEntitled(holding, release.version)) {
     throw new AppError('not_entitled', {
       message: `The wallet ${wallet} does not own ${listing.owner}/${listing.slug} ${release.version}`,
@@ -68,7 +68,7 @@ export async function versionStatus(
   const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
   const head = (await cachedSaleHead(ctx, request.owner, request.slug))!;
   const { listing, release } = head;
-  const holding = await holdingOf(ctx.database.db, wallet, listing.id);
+  const holding = await holdingOf(ctx.database, wallet, listing.id);
   const flagged = await flaggedVersions(ctx.database.db, listing.id, holding.versions);
   const offer = offerFor(listing, release.version, holding);
   const update =

@@ -10,12 +10,9 @@ import {
   claimPayment,
   findPaymentById,
   findPurchaseByPayment,
-  insertCredit,
-  insertEntitlement,
-  insertPurchase,
-  markSettled,
   type PaymentRow,
   type PurchaseRow,
+  recordSettled,
   releasePayment,
 } from './store.js';
 
@@ -78,58 +75,30 @@ export function errorForReason(reason: string | undefined, message?: string): Ap
   });
 }
 
-/** Purchase, entitlement and ledger credit for a settled payment, once. */
+/**
+ * Purchase, entitlement and ledger credit for a settled payment, once: written together with the
+ * settle mark in one statement (`recordSettled`), so none exists without the others.
+ */
 export async function recordSettlement(
   ctx: AppContext,
   payment: PaymentRow,
   transaction: string,
 ): Promise<PurchaseRow> {
-  const now = ctx.clock.now();
-  return ctx.database.db.transaction(async (tx) => {
-    const settled = await markSettled(tx, payment.id, transaction, now);
-    if (!settled) {
-      const existing = await findPurchaseByPayment(tx, payment.id);
-      if (existing) return existing;
-      throw new Error(`payment ${payment.id} is settled without a purchase`);
-    }
-    if (settled.duplicate) {
-      ctx.log.error(
-        { paymentId: settled.id, listingId: settled.listingId, version: settled.version, transaction },
-        'a second payment for a version its buyer had already paid for reached the chain; recorded as a duplicate for refund',
-      );
-    }
-    const purchase = await insertPurchase(tx, {
-      listingId: settled.listingId,
-      wallet: settled.payer,
-      version: settled.version,
-      kind: settled.kind,
-      fromVersion: settled.fromVersion,
-      amountMicro: settled.amountMicro,
-      allVersions: settled.updatePriceMicro === 0n,
-      source: settled.source,
-      paymentId: settled.id,
-      transaction,
-      createdAt: now,
-    });
-    await insertEntitlement(tx, {
-      wallet: settled.payer,
-      listingId: settled.listingId,
-      version: settled.version,
-      purchaseId: purchase.id,
-      createdAt: now,
-    });
-    const fee = (settled.amountMicro * BigInt(ctx.config.payments.feeBps)) / 10_000n;
-    if (settled.amountMicro - fee > 0n) {
-      await insertCredit(tx, {
-        creatorId: settled.creatorId,
-        amountMicro: settled.amountMicro - fee,
-        feeMicro: fee,
-        purchaseId: purchase.id,
-        createdAt: now,
-      });
-    }
-    return purchase;
-  });
+  const fee = (payment.amountMicro * BigInt(ctx.config.payments.feeBps)) / 10_000n;
+  const recorded = await recordSettled(ctx.database, payment.id, transaction, fee, ctx.clock.now());
+  if (!recorded) {
+    // Settled already, by another attempt whose purchase this statement's snapshot may predate.
+    const existing = await findPurchaseByPayment(ctx.database.db, payment.id);
+    if (existing) return existing;
+    throw new Error(`payment ${payment.id} is settled without a purchase`);
+  }
+  if (recorded.duplicate) {
+    ctx.log.error(
+      { paymentId: payment.id, listingId: payment.listingId, version: payment.version, transaction },
+      'a second payment for a version its buyer had already paid for reached the chain; recorded as a duplicate for refund',
+    );
+  }
+  return recorded.purchase;
 }
 
 /** What the chain shows for `payment`; undefined (logged) when it cannot be read. */

@@ -6,8 +6,21 @@ import type { z } from 'zod';
  * keyed per kind from the installation secret so a token of one kind never verifies as another.
  */
 
+/** Derived keys per installation secret and kind: every 402, quote check and grant needs one. */
+const derivedKeys = new WeakMap<Buffer, Map<string, Buffer>>();
+
 function keyFor(appSecret: Buffer, kind: string): Buffer {
-  return createHmac('sha256', appSecret).update(`repo402/token/${kind}`).digest();
+  let keys = derivedKeys.get(appSecret);
+  if (!keys) {
+    keys = new Map();
+    derivedKeys.set(appSecret, keys);
+  }
+  let key = keys.get(kind);
+  if (!key) {
+    key = createHmac('sha256', appSecret).update(`repo402/token/${kind}`).digest();
+    keys.set(kind, key);
+  }
+  return key;
 }
 
 function mac(key: Buffer, kind: string, body: string): Buffer {

@@ -4,6 +4,7 @@ import {
   asc,
   desc,
   eq,
+  getTableColumns,
   gt,
   inArray,
   isNull,
@@ -13,15 +14,31 @@ import {
   type SQL,
   sql,
 } from 'drizzle-orm';
-import { type Db, selectRows } from '../db/connect.js';
+import { type Database, type Db, selectRows } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { entitlements, ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
+import {
+  entitlements,
+  ledgerEntries,
+  listings,
+  payments,
+  payoutSweeps,
+  purchases,
+  releases,
+} from '../db/schema/index.js';
+import { columnList, fromColumns, statement } from '../db/statement.js';
+import type { ReleaseRow } from '../releases/store.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
-export type NewPayment = typeof payments.$inferInsert;
 export type PurchaseRow = typeof purchases.$inferSelect;
 export type NewPurchase = typeof purchases.$inferInsert;
 export type SweepRow = typeof payoutSweeps.$inferSelect;
+
+// The buy path's hot statements are written by hand and prepared once (`Database.run`): building
+// them with Drizzle on every purchase was a fifth of a paid purchase's CPU (docs/BENCHMARKS.md).
+// Rows that carry a table's columns select them with `columnList` and are decoded by the schema's
+// columns (`fromColumns`), as the query builder would.
+
+const purchaseColumns = getTableColumns(purchases);
 
 // Payments
 
@@ -38,10 +55,137 @@ export async function findPaymentById(db: Db, id: string) {
   return row;
 }
 
-/** The new row, or undefined when the authorization already has one (the replay guard). */
-export async function insertPayment(db: Db, row: NewPayment): Promise<PaymentRow | undefined> {
-  const [inserted] = await db.insert(payments).values(row).onConflictDoNothing().returning();
-  return inserted;
+/** What the wallet `$wallet` holds of the listing `$listing`: versions it is entitled to, and those bought with `all_versions`. */
+function holdingColumns(wallet: string, listing: string): string {
+  return `(select coalesce(json_agg(version), '[]') from entitlements where wallet = ${wallet}
+      and listing_id = ${listing}) as versions,
+    (select coalesce(json_agg(version), '[]') from purchases where wallet = ${wallet}
+      and listing_id = ${listing} and all_versions) as "allVersions"`;
+}
+
+const READ_HOLDING = statement<{ versions: string[]; allVersions: string[] }>(
+  'payments_holding',
+  `select ${holdingColumns('$1', '$2::uuid')}`,
+);
+
+/** What `wallet` (lower case) holds of a listing. */
+export async function readHolding(
+  database: Database,
+  wallet: string,
+  listingId: string,
+): Promise<{ versions: string[]; allVersions: string[] }> {
+  const [row] = await database.run(READ_HOLDING, [wallet, listingId]);
+  return row!;
+}
+
+/** A listing's public fields (`PublicListing`), drafts included: the caller turns those away. */
+const listingForSaleColumns = {
+  id: listings.id,
+  owner: listings.owner,
+  slug: listings.slug,
+  creatorId: listings.creatorId,
+  status: listings.status,
+  priceMicro: listings.priceMicro,
+  updatePriceMicro: listings.updatePriceMicro,
+  description: listings.description,
+  triggerHint: listings.triggerHint,
+  licence: listings.licence,
+};
+type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof listingForSaleColumns>;
+const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
+
+const PAYMENT_HEAD = statement<Record<string, unknown>>(
+  'payments_head',
+  `select ${columnList('l', 'listing', listingForSaleColumns)}, ${columnList('r', 'release', releaseColumns)},
+    ${holdingColumns('$3', 'l.id')},
+    (select id from payments where asset = $4 and payer = $3 and nonce = $5) as "paymentId"
+  from listings l
+  left join releases r on r.id = (select newest.id from releases newest
+    where newest.listing_id = l.id and newest.verdict = 'pass'
+    order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
+  where l.owner = $1 and l.slug = $2`,
+);
+
+/**
+ * Everything a paying request decides on, read afresh in one statement (one snapshot): the
+ * listing `owner/slug`, its newest passing release, what `payer` (lower case) holds of it, and the
+ * id of the payment row of the authorization (`asset`, `nonce`), if it has one. The rows are
+ * decoded by the schema's own columns, as the query builder would.
+ */
+export async function readPaymentHead(
+  database: Database,
+  key: { owner: string; slug: string; asset: string; payer: string; nonce: string },
+) {
+  const [row] = await database.run(PAYMENT_HEAD, [key.owner, key.slug, key.payer, key.asset, key.nonce]);
+  if (!row) return undefined;
+  return {
+    listing: fromColumns<ListingForSale>(row, 'listing', listingForSaleColumns)!,
+    release: fromColumns<ReleaseRow>(row, 'release', releaseColumns),
+    versions: row.versions as string[],
+    allVersions: row.allVersions as string[],
+    paymentId: (row.paymentId as string | null) ?? undefined,
+  };
+}
+
+/** A payment row as the buy path inserts it: claimed for its first attempt (`settling`, leased). */
+export type ClaimedPayment = Omit<
+  PaymentRow,
+  'id' | 'state' | 'transaction' | 'errorReason' | 'settledAt' | 'duplicate' | 'leaseUntil'
+> & { state: 'settling'; leaseUntil: Date };
+
+const INSERT_PAYMENT = statement<{ id: string }>(
+  'payments_insert',
+  `insert into payments (asset, payer, nonce, network, pay_to, amount_micro, listing_id, creator_id,
+    version, kind, from_version, update_price_micro, source, payload, requirements, valid_before, state,
+    lease_until, attempts, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, $6::numeric, $7::uuid, $8::uuid, $9, $10, $11, $12::numeric, $13, $14::jsonb,
+    $15::jsonb, $16::timestamptz, $17, $18::timestamptz, $19::int, $20::timestamptz, $21::timestamptz)
+  on conflict do nothing
+  returning id`,
+);
+
+/**
+ * The new row, or undefined when it cannot be written: the authorization has one already (the
+ * replay guard), or another payment of its buyer holds the version's slot. Only the id is read
+ * back; the rest of the row is what was written.
+ */
+export async function insertPayment(
+  database: Database,
+  row: ClaimedPayment,
+): Promise<PaymentRow | undefined> {
+  const [inserted] = await database.run(INSERT_PAYMENT, [
+    row.asset,
+    row.payer,
+    row.nonce,
+    row.network,
+    row.payTo,
+    row.amountMicro,
+    row.listingId,
+    row.creatorId,
+    row.version,
+    row.kind,
+    row.fromVersion,
+    row.updatePriceMicro,
+    row.source,
+    JSON.stringify(row.payload),
+    JSON.stringify(row.requirements),
+    row.validBefore,
+    row.state,
+    row.leaseUntil,
+    row.attempts,
+    row.createdAt,
+    row.updatedAt,
+  ]);
+  return (
+    inserted && {
+      ...row,
+      id: inserted.id,
+      transaction: null,
+      errorReason: null,
+      settledAt: null,
+      duplicate: false,
+    }
+  );
 }
 
 /** The payment settling or settled for this buyer's purchase of `version`: its one slot. */
@@ -107,29 +251,57 @@ export async function releasePayment(
     .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])));
 }
 
+const RECORD_SETTLEMENT = statement<Record<string, unknown> & { duplicate: boolean }>(
+  'payments_record_settlement',
+  `with settled as (
+    update payments set state = 'settled', "transaction" = $2, settled_at = $3::timestamptz,
+      lease_until = null, error_reason = null, updated_at = $3::timestamptz,
+      duplicate = duplicate or exists (select 1 from payments as other
+        where other.listing_id = payments.listing_id and other.payer = payments.payer
+          and other.version = payments.version and other.id <> payments.id
+          and other.state in ('settling', 'settled') and not other.duplicate)
+    where id = $1::uuid and state in ('settling', 'failed')
+    returning id, listing_id, payer, version, kind, from_version, amount_micro, update_price_micro, source,
+      creator_id, duplicate
+  ), purchase as (
+    insert into purchases (listing_id, wallet, version, kind, from_version, amount_micro, all_versions, source,
+      payment_id, "transaction", created_at)
+    select listing_id, payer, version, kind, from_version, amount_micro, update_price_micro = 0, source, id, $2,
+      $3::timestamptz
+    from settled
+    returning *
+  ), entitlement as (
+    insert into entitlements (wallet, listing_id, version, purchase_id, created_at)
+    select wallet, listing_id, version, id, created_at from purchase
+    on conflict do nothing
+  ), credit as (
+    insert into ledger_entries (creator_id, kind, amount_micro, fee_micro, purchase_id, created_at)
+    select settled.creator_id, 'credit', settled.amount_micro - $4::numeric, $4::numeric, purchase.id,
+      $3::timestamptz
+    from settled, purchase
+    where settled.amount_micro - $4::numeric > 0
+  )
+  select ${columnList('purchase', 'purchase', purchaseColumns)}, settled.duplicate from purchase, settled`,
+);
+
 /**
- * Marks the payment settled; undefined when it already was (someone else finished first). A
- * failed row whose buyer has meanwhile paid for the version with another authorization is still
- * recorded, as a `duplicate`: the money arrived and must be accounted for (and refunded).
+ * Marks the payment settled and writes its purchase, the buyer's entitlement and the creator's
+ * ledger credit (the amount less `feeMicro`, when anything is left), all in one statement, so
+ * all of it happens or none does, in one round trip. Undefined when the payment was settled
+ * already (someone else finished first). A failed row whose buyer has meanwhile paid for the
+ * version with another authorization is still recorded, as a `duplicate`: the money arrived and
+ * must be accounted for (and refunded).
  */
-export async function markSettled(db: Db, id: string, transaction: string, now: Date) {
-  const other = sql`exists (select 1 from ${payments} as other where other.listing_id = ${payments.listingId}
-    and other.payer = ${payments.payer} and other.version = ${payments.version} and other.id <> ${payments.id}
-    and other.state in ('settling', 'settled') and not other.duplicate)`;
-  const [row] = await db
-    .update(payments)
-    .set({
-      state: 'settled',
-      transaction,
-      settledAt: now,
-      leaseUntil: null,
-      errorReason: null,
-      updatedAt: now,
-      duplicate: sql`${payments.duplicate} or ${other}`,
-    })
-    .where(and(eq(payments.id, id), inArray(payments.state, ['settling', 'failed'])))
-    .returning();
-  return row;
+export async function recordSettled(
+  database: Database,
+  id: string,
+  transaction: string,
+  feeMicro: bigint,
+  now: Date,
+): Promise<{ purchase: PurchaseRow; duplicate: boolean } | undefined> {
+  const [row] = await database.run(RECORD_SETTLEMENT, [id, transaction, now, feeMicro]);
+  if (!row) return undefined;
+  return { purchase: fromColumns<PurchaseRow>(row, 'purchase', purchaseColumns)!, duplicate: row.duplicate };
 }
 
 /** Rows left `settling` by a crash, a timeout or an ambiguous facilitator answer. */
@@ -192,14 +364,6 @@ export async function findPurchaseByPayment(db: Db, paymentId: string) {
   return row;
 }
 
-export async function heldVersions(db: Db, wallet: string, listingId: string): Promise<string[]> {
-  const rows = await db
-    .select({ version: entitlements.version })
-    .from(entitlements)
-    .where(and(eq(entitlements.wallet, wallet), eq(entitlements.listingId, listingId)));
-  return rows.map((row) => row.version);
-}
-
 /**
  * How many wallets acquired the listing whose id is `listingId` (a column of an outer query), paid
  * or free: a wallet's first purchase of a listing is its `new` one, later ones are updates.
@@ -207,17 +371,6 @@ export async function heldVersions(db: Db, wallet: string, listingId: string): P
  */
 export function buyersOf(listingId: AnyColumn): SQL<number> {
   return sql<number>`(select count(*) from ${purchases} where ${purchases.listingId} = ${listingId} and ${purchases.kind} = 'new')`;
-}
-
-/** Versions bought with `all_versions`: each entitles every later version too. */
-export async function allVersionsPurchases(db: Db, wallet: string, listingId: string): Promise<string[]> {
-  const rows = await db
-    .select({ version: purchases.version })
-    .from(purchases)
-    .where(
-      and(eq(purchases.wallet, wallet), eq(purchases.listingId, listingId), eq(purchases.allVersions, true)),
-    );
-  return rows.map((row) => row.version);
 }
 
 export interface EntitlementPosition {
@@ -258,13 +411,6 @@ export async function entitlementPage(
 }
 
 // Ledger and payouts
-
-export async function insertCredit(
-  db: Db,
-  row: { creatorId: string; amountMicro: bigint; feeMicro: bigint; purchaseId: string; createdAt: Date },
-): Promise<void> {
-  await db.insert(ledgerEntries).values({ ...row, kind: 'credit' });
-}
 
 /**
  * Each creator's balance, credits − sweeps + reversed sweeps, over all its ledger entries, with

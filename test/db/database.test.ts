@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
+import { statement } from '../../src/db/statement.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 
 describe.each(BACKENDS)('database on %s', (backend) => {
@@ -55,5 +56,44 @@ describe.each(BACKENDS)('database on %s', (backend) => {
     ).rejects.toThrow('boom');
     const { rows } = await database.query("select count(*)::int as n from platform_settings where key = 'x'");
     expect(rows[0]).toEqual({ n: 0 });
+  });
+
+  it('runs a prepared statement again and again, its values parsed alike on both drivers', async () => {
+    database = await openTestDatabase(backend);
+    const echo = statement<{ money: string; at: Date; list: string[]; missing: string | null }>(
+      'test_echo',
+      `select $1::numeric as money, $2::timestamptz as at, json_build_array($3::text, 'b') as list,
+        (select key from platform_settings where key = $3) as missing`,
+    );
+    const at = new Date('2026-11-25T10:00:00.123Z');
+    for (const money of ['12345678901234567890', '0']) {
+      expect(await database.run(echo, [money, at, 'a'])).toEqual([
+        { money, at, list: ['a', 'b'], missing: null },
+      ]);
+    }
+  });
+
+  it('never runs a prepared statement inside a transaction another caller has open', async () => {
+    database = await openTestDatabase(backend);
+    const insert = statement<{ key: string }>(
+      'test_insert_setting',
+      `insert into platform_settings (key, value) values ($1, '1'::jsonb) returning key`,
+    );
+    let inside!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    const rolledBack = database.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into platform_settings (key, value) values ('x', '1'::jsonb)`);
+      inside();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      throw new Error('boom');
+    });
+    await opened;
+    const ran = database.run(insert, ['y']);
+    await expect(rolledBack).rejects.toThrow('boom');
+    expect(await ran).toEqual([{ key: 'y' }]);
+    const { rows } = await database.query('select key from platform_settings order by key');
+    expect(rows).toEqual([{ key: 'y' }]);
   });
 });

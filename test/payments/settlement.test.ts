@@ -1,9 +1,10 @@
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import { eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { payments, purchases } from '../../src/db/schema/index.js';
+import { entitlements, ledgerEntries, payments, purchases } from '../../src/db/schema/index.js';
 import { devnetFacilitator } from '../../src/payments/devnet/facilitator.js';
 import { reconcilePayments } from '../../src/payments/reconcile.js';
+import { recordSettlement } from '../../src/payments/settlement.js';
 import { BACKENDS } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import {
@@ -125,5 +126,48 @@ describe.each(BACKENDS)('settlement on %s', (backend) => {
     expect(row).toMatchObject({ state: 'failed', errorReason: 'expired_unsettled' });
     expect(await t.rail.devnet!.balanceOf(other.address)).toBe(5_000_000n);
     expect(await purchaseCount()).toBe(1);
+  });
+
+  it('settle mark, purchase, entitlement and credit are one write: a failing credit leaves none; recorded at once, they are recorded once', async () => {
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const { send } = await signedBuy(wallet);
+    facilitator.mode = 'fail';
+    expect((await send()).json().code).toBe('settlement_pending');
+    const [row] = await paymentRows();
+    const transaction = `0x${'ab'.repeat(32)}`;
+    const counts = async () => ({
+      purchases: await purchaseCount(),
+      entitlements: (await t.ctx.database.db.select().from(entitlements)).length,
+      credits: (await t.ctx.database.db.select().from(ledgerEntries)).length,
+    });
+
+    // The ledger refuses the credit: the statement that settles fails whole.
+    await t.ctx.database.execScript(`
+      create function test_refuse_credit() returns trigger language plpgsql as $$
+        begin raise exception 'credit refused'; end $$;
+      create trigger test_refuse_credit before insert on ledger_entries
+        for each row execute function test_refuse_credit();`);
+    await expect(recordSettlement(t.ctx, row!, transaction)).rejects.toThrow(/credit refused/);
+    expect(await counts()).toEqual({ purchases: 0, entitlements: 0, credits: 0 });
+    expect((await paymentRows())[0]).toMatchObject({ state: 'settling', transaction: null });
+
+    await t.ctx.database.execScript('drop trigger test_refuse_credit on ledger_entries');
+    const recorded = await Promise.all(
+      Array.from({ length: 5 }, () => recordSettlement(t.ctx, row!, transaction)),
+    );
+    expect(new Set(recorded.map((purchase) => purchase.id)).size).toBe(1);
+    expect(recorded[0]).toMatchObject({
+      wallet: wallet.address.toLowerCase(),
+      version: '1.0.0',
+      kind: 'new',
+      amountMicro: 2_000_000n,
+      allVersions: false,
+      paymentId: row!.id,
+      transaction,
+    });
+    expect(await counts()).toEqual({ purchases: 1, entitlements: 1, credits: 1 });
+    const [credit] = await t.ctx.database.db.select().from(ledgerEntries);
+    expect(credit).toMatchObject({ kind: 'credit', amountMicro: 2_000_000n, purchaseId: recorded[0]!.id });
+    expect((await paymentRows())[0]).toMatchObject({ state: 'settled', transaction, leaseUntil: null });
   });
 });
