@@ -26,7 +26,6 @@ import {
   releases,
 } from '../db/schema/index.js';
 import { columnList, fromColumns, statement } from '../db/statement.js';
-import type { ReleaseRow } from '../releases/store.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PurchaseRow = typeof purchases.$inferSelect;
@@ -92,7 +91,9 @@ const listingForSaleColumns = {
   licence: listings.licence,
 };
 type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof listingForSaleColumns>;
+// The release as the buy path needs it: every column but the (large) computed manifest.
 const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
+type ReleaseRow = Omit<typeof releases.$inferSelect, 'computed'>;
 
 const PAYMENT_HEAD = statement<Record<string, unknown>>(
   'payments_head',
