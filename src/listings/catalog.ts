@@ -1,7 +1,7 @@
 import { type AnyColumn, and, desc, eq, ilike, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
-import type { PublicListing } from './public-listings.js';
+import { type PublicListing, publicListingColumns } from './public-listings.js';
 
 /**
  * The catalogue the public pages read: listings on show with their latest passing release. Public
@@ -30,18 +30,7 @@ export async function findCatalogEntry(
 ): Promise<{ listing: PublicListing; release: ReleaseHead } | undefined> {
   const [row] = await db
     .select({
-      listing: {
-        id: listings.id,
-        owner: listings.owner,
-        slug: listings.slug,
-        creatorId: listings.creatorId,
-        status: listings.status,
-        priceMicro: listings.priceMicro,
-        updatePriceMicro: listings.updatePriceMicro,
-        description: listings.description,
-        triggerHint: listings.triggerHint,
-        licence: listings.licence,
-      },
+      listing: publicListingColumns,
       release: {
         id: releases.id,
         version: releases.version,

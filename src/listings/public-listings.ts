@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { listings } from '../db/schema/index.js';
 import { isValidName } from '../identity/handles.js';
 import { findListingByOwnerSlug, type ListingRow } from './store.js';
 
@@ -15,6 +16,20 @@ export interface PublicListing {
   triggerHint: string;
   licence: string | null;
 }
+
+/** The columns a `PublicListing` is read from, for queries that select it beside other rows. */
+export const publicListingColumns = {
+  id: listings.id,
+  owner: listings.owner,
+  slug: listings.slug,
+  creatorId: listings.creatorId,
+  status: listings.status,
+  priceMicro: listings.priceMicro,
+  updatePriceMicro: listings.updatePriceMicro,
+  description: listings.description,
+  triggerHint: listings.triggerHint,
+  licence: listings.licence,
+};
 
 /** `owner/slug` when it may be shown publicly; drafts and unknown names are both null (404). */
 export async function findPublicListing(db: Db, owner: string, slug: string): Promise<PublicListing | null> {

@@ -19,13 +19,14 @@ import { isUniqueViolation } from '../db/errors.js';
 import {
   entitlements,
   ledgerEntries,
-  listings,
+  type listings,
   payments,
   payoutSweeps,
   purchases,
   releases,
 } from '../db/schema/index.js';
 import { columnList, fromColumns, statement } from '../db/statement.js';
+import { publicListingColumns } from '../listings/public-listings.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PurchaseRow = typeof purchases.$inferSelect;
@@ -78,18 +79,7 @@ export async function readHolding(
 }
 
 /** A listing's public fields (`PublicListing`), drafts included: the caller turns those away. */
-const listingForSaleColumns = {
-  id: listings.id,
-  owner: listings.owner,
-  slug: listings.slug,
-  creatorId: listings.creatorId,
-  status: listings.status,
-  priceMicro: listings.priceMicro,
-  updatePriceMicro: listings.updatePriceMicro,
-  description: listings.description,
-  triggerHint: listings.triggerHint,
-  licence: listings.licence,
-};
+const listingForSaleColumns = publicListingColumns;
 type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof listingForSaleColumns>;
 // The release as the buy path needs it: every column but the (large) computed manifest.
 const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
