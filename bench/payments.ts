@@ -5,8 +5,10 @@
  * facilitator, selling a JSON route. Each purchase is what a buyer does: GET (402), sign with the
  * official client, GET again with PAYMENT-SIGNATURE, by a fresh wallet. Client and servers share
  * this process and its cores; each scenario is warmed up (50 purchases) before any is measured.
- * Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200]
+ * Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200] [--rounds 1]
  * [--concurrency 8] [--only devnet|instant|reference] (repeatable: those scenarios alone)
+ * With --rounds N the scenarios are measured N times, alternated, and each figure is the median of
+ * its N (the ratio is the median of the rounds' ratios): one run on a shared machine swings by half.
  * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
  */
 import { randomBytes } from 'node:crypto';
@@ -36,6 +38,7 @@ const option = (name: string, fallback: number) => {
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
 const purchases = option('purchases', 200);
+const rounds = option('rounds', 1);
 const concurrency = option('concurrency', 8);
 const only = args.filter((_, at) => args[at - 1] === '--only');
 const profileFile = args[args.indexOf('--cpu-prof') + 1];
@@ -254,10 +257,12 @@ try {
     await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
     await profiler.post('Profiler.start');
   }
-  const results: Result[] = [];
-  for (const scenario of scenarios) {
-    rail.facilitator = scenario.facilitator;
-    results.push(await measure(scenario.name, scenario.url, await scenario.buyers(purchases)));
+  const measured: Result[][] = scenarios.map(() => []);
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [at, scenario] of scenarios.entries()) {
+      rail.facilitator = scenario.facilitator;
+      measured[at]!.push(await measure(scenario.name, scenario.url, await scenario.buyers(purchases)));
+    }
   }
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
@@ -270,11 +275,35 @@ try {
   console.log(
     `\n${purchases} purchases per scenario, ${concurrency} concurrent buyers, ${database}, ${os.cpus().length} CPUs\n`,
   );
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
+  const of = (runs: Result[], field: 'perSecond' | 'cpuMs' | 'p50' | 'p99') =>
+    Math.round(median(runs.map((r) => r[field])) * 100) / 100;
+  if (rounds > 1) console.log(`${rounds} rounds, alternated; each figure the median of its rounds\n`);
   console.log('| scenario | purchases/s | p50 ms | p99 ms | CPU ms per purchase | failures |');
   console.log('| --- | --- | --- | --- | --- | --- |');
-  for (const r of results) {
-    const why = r.failures > 0 ? ` (${JSON.stringify(r.failedWith)})` : '';
-    console.log(`| ${r.name} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.cpuMs} | ${r.failures}${why} |`);
+  for (const runs of measured) {
+    const failures = runs.reduce((sum, r) => sum + r.failures, 0);
+    const why = failures > 0 ? ` (${JSON.stringify(runs.map((r) => r.failedWith))})` : '';
+    const name = runs[0]!.name;
+    console.log(
+      `| ${name} | ${of(runs, 'perSecond')} | ${of(runs, 'p50')} | ${of(runs, 'p99')} | ${of(runs, 'cpuMs')} | ${failures}${why} |`,
+    );
+  }
+  const instant = measured[scenarios.findIndex((scenario) => scenario.key === 'instant')];
+  const reference = measured[scenarios.findIndex((scenario) => scenario.key === 'reference')];
+  if (instant && reference) {
+    const ratios = (field: 'perSecond' | 'cpuMs') =>
+      instant.map((r, round) =>
+        field === 'perSecond' ? r.perSecond / reference[round]!.perSecond : reference[round]!.cpuMs / r.cpuMs,
+      );
+    const show = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ');
+    console.log(
+      `\ninstant / reference, purchases per second: median ${median(ratios('perSecond')).toFixed(2)} (${show(ratios('perSecond'))}); by CPU per purchase: median ${median(ratios('cpuMs')).toFixed(2)} (${show(ratios('cpuMs'))})`,
+    );
   }
 } finally {
   await server.close();

@@ -215,19 +215,18 @@ async function payWith(
   const { listing, release, holding } = head;
   const { authorization } = payment;
   await assertNotSanctioned(ctx.config.compliance, authorization.from);
-  // Everything below trusts `from`: an owner's grant and a free record are given without
-  // settling, and an existing row is driven for whoever presents its key. So the signature is
-  // checked first, not only by the facilitator's verify further on.
-  if (!(await signedByPayer(ctx, rail, payment))) {
-    throw new AppError('invalid_signature', {
-      message: 'The payment authorization is not signed by its `from` address',
-    });
-  }
+  // What is decided on `from` without the facilitator's verify (an existing row driven for whoever
+  // presents its key, an owner's grant, a free record, a refusal that looks at the payer's other
+  // payments) first proves that `from` signed; a new priced payment is proven by the verify.
   const db = ctx.database.db;
   const existing = head.paymentId === undefined ? undefined : await findPaymentById(db, head.paymentId);
-  if (existing) return continuePayment(ctx, rail, ownRow(existing, listing), head);
+  if (existing) {
+    await assertSignedByPayer(ctx, rail, payment);
+    return continuePayment(ctx, rail, ownRow(existing, listing), head);
+  }
   assertSettleableHere(payment, rail, ctx.clock.now());
   const offer = offerFor(listing, release.version, holding);
+  if (offer.kind === 'owned' || offer.amountMicro === 0n) await assertSignedByPayer(ctx, rail, payment);
   if (offer.kind === 'owned') {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned', listing }) };
   }
@@ -248,7 +247,12 @@ async function payWith(
   const requirements = requirementsFor(rail, offer);
   assertMatchesRequirements(payment, requirements, ctx.clock.now());
   const verified = await rail.facilitator.verify(payment.payload, requirements);
+  if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
+    throw notSignedByPayer();
+  }
   if (!verified.isValid) {
+    // A refusal may say nothing of the signature (a nonce used already is reported before it).
+    await assertSignedByPayer(ctx, rail, payment);
     const error = errorForReason(verified.invalidReason, verified.invalidMessage);
     // Used already: by a concurrent request of ours, or on chain without us (its payer may have
     // executed it). Either way it gets a row, and the row is decided by the chain, never refused
@@ -332,6 +336,20 @@ function ownRow(row: PaymentRow, listing: PublicListing): PaymentRow {
     });
   }
   return row;
+}
+
+async function assertSignedByPayer(
+  ctx: AppContext,
+  rail: PaymentRail,
+  payment: DecodedPayment,
+): Promise<void> {
+  if (!(await signedByPayer(ctx, rail, payment))) throw notSignedByPayer();
+}
+
+function notSignedByPayer(): AppError {
+  return new AppError('invalid_signature', {
+    message: 'The payment authorization is not signed by its `from` address',
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { PaymentPayload } from '@x402/core/types';
-import { type Address, getAddress, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { z } from 'zod';
 import { AppError } from '../platform/errors.js';
 
@@ -75,11 +75,12 @@ export function decodePaymentSignature(header: string): DecodedPayment {
     );
   }
   const auth = parsed.data.payload.authorization;
+  // Lower case, not checksummed: every comparison and key lowercases, and a checksum is two Keccaks.
   return {
     payload: parsed.data as PaymentPayload,
     authorization: {
-      from: getAddress(auth.from),
-      to: getAddress(auth.to),
+      from: auth.from.toLowerCase() as Address,
+      to: auth.to.toLowerCase() as Address,
       value: BigInt(auth.value),
       validAfter: BigInt(auth.validAfter),
       validBefore: BigInt(auth.validBefore),

@@ -104,6 +104,36 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     expect(await db.select().from(purchases).where(eq(purchases.listingId, free.listingId))).toEqual([]);
   });
 
+  it("invalid_signature when the facilitator's verify names another payer, or refuses an unsigned authorization", async () => {
+    t = await createPaymentsApp({ backend });
+    const facilitator = await startFaultyFacilitator(devnetFacilitator(t.rail.devnet!));
+    t.rail.facilitator = new HTTPFacilitatorClient({ url: facilitator.url });
+    try {
+      const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+      const pr = await quote(t, fixture);
+      const wallet = await fundedWallet(t, 5_000_000n);
+      // A verify is the proof of `from` for a new priced payment: one that vouches for someone else is none.
+      facilitator.verifyAnswer = { isValid: true, payer: newWallet().address };
+      expectCode(
+        await pay(fixture, await signPayment(pr, wallet), pr.extra.quote_id),
+        401,
+        'invalid_signature',
+      );
+      // A refusal that says nothing of the signature (a used nonce) does not let a forged `from`
+      // take a row, nor the slot of the wallet it names.
+      facilitator.verifyAnswer = { isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used' };
+      const forged = await signAuthorization(pr, wallet, {}, newWallet());
+      expectCode(await pay(fixture, forged, pr.extra.quote_id), 401, 'invalid_signature');
+      expect(await t.ctx.database.db.select().from(payments)).toEqual([]);
+      expect(facilitator.settles).toBe(0);
+      facilitator.verifyAnswer = undefined;
+      expect((await pay(fixture, await signPayment(pr, wallet), pr.extra.quote_id)).statusCode).toBe(200);
+      expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
+    } finally {
+      await facilitator.close();
+    }
+  });
+
   it('an authorization proves its wallet for an owner grant only if it pays this service and is still valid', async () => {
     t = await createPaymentsApp({ backend });
     const fixture = await publishListing(t, { priceMicro: 2_000_000n });

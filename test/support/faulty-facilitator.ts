@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FacilitatorClient } from '@x402/core/http';
+import type { VerifyResponse } from '@x402/core/types';
 
 /**
  * A real HTTP x402 facilitator (POST /verify, POST /settle, GET /supported) in front of a working
  * one, that misbehaves on settle as told: `ok`; `fail` (500, nothing broadcast); `delay` (answers
  * after `delayMs`, for a settle that succeeds late); `lost` (settles on chain, then drops the
  * connection, after `delayMs` when set); `pending` (settles on chain, answers `settlement_pending`); `refuse` (answers a
- * definitive insufficient-balance refusal without broadcasting).
+ * definitive insufficient-balance refusal without broadcasting). `verifyAnswer`, when set, replaces
+ * the working facilitator's verify answer: a lax or lying facilitator.
  */
 export type SettleMode = 'ok' | 'fail' | 'delay' | 'lost' | 'pending' | 'refuse' | 'no-hash';
 
@@ -20,6 +22,7 @@ export interface FaultyFacilitator {
    */
   plan?: (settle: number) => { mode: SettleMode; delayMs?: number };
   delayMs: number;
+  verifyAnswer?: VerifyResponse;
   settles: number;
   /** Settles that completed on the inner facilitator. */
   settled: number;
@@ -35,12 +38,13 @@ async function readJson(
 }
 
 export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<FaultyFacilitator> {
-  const state: Pick<FaultyFacilitator, 'mode' | 'plan' | 'delayMs' | 'settles' | 'settled'> = {
-    mode: 'ok',
-    delayMs: 0,
-    settles: 0,
-    settled: 0,
-  };
+  const state: Pick<FaultyFacilitator, 'mode' | 'plan' | 'delayMs' | 'verifyAnswer' | 'settles' | 'settled'> =
+    {
+      mode: 'ok',
+      delayMs: 0,
+      settles: 0,
+      settled: 0,
+    };
   const server: Server = createServer(async (request, response) => {
     const send = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -50,8 +54,12 @@ export async function startFaultyFacilitator(inner: FacilitatorClient): Promise<
       if (request.method === 'GET' && request.url === '/supported')
         return send(200, await inner.getSupported());
       const body = await readJson(request);
-      if (request.url === '/verify')
-        return send(200, await inner.verify(body.paymentPayload, body.paymentRequirements));
+      if (request.url === '/verify') {
+        return send(
+          200,
+          state.verifyAnswer ?? (await inner.verify(body.paymentPayload, body.paymentRequirements)),
+        );
+      }
       if (request.url !== '/settle') return send(404, { error: 'not found' });
       state.settles += 1;
       const planned = state.plan?.(state.settles);
