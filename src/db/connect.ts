@@ -7,7 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { LockHeldError, lockDataDir } from './data-dir-lock.js';
-import { initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
+import { compileWasmOnMainThread, initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
 import * as schema from './schema/index.js';
 import { parameterText, type Statement } from './statement.js';
 
@@ -121,6 +121,7 @@ async function connectPglite(
 ): Promise<Database> {
   let release: (() => Promise<void>) | undefined;
   let client: PGlite;
+  compileWasmOnMainThread();
   if (target.kind === 'pglite') {
     await mkdir(target.dataDir, { recursive: true });
     // PGlite has no cross-process locking of its own; two processes on one data directory corrupt it.

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import v8 from 'node:v8';
 import type { PGliteOptions } from '@electric-sql/pglite';
 
 /**
@@ -13,6 +14,18 @@ import type { PGliteOptions } from '@electric-sql/pglite';
 export const PGLITE_OPTIONS = {
   postgresqlconf: ['shared_buffers=16MB'],
 } satisfies Partial<PGliteOptions>;
+
+/**
+ * Compiles WebAssembly (PGlite's Postgres) on the thread that runs it, with no background compile
+ * tasks. Those tasks' allocations stayed in their threads' malloc arenas: about 25 MB resident for
+ * good, and on two cores they slowed the first queries they competed with. Measured here: the
+ * bare database 157-161 MB resident instead of 182-188, opened in 414-479 ms instead of 487-561,
+ * its first 20 queries in 104-109 ms instead of 236-300, steady queries no slower. A V8 flag, set
+ * before the module is compiled; it applies to the whole process.
+ */
+export function compileWasmOnMainThread(): void {
+  v8.setFlagsFromString('--wasm-num-compilation-tasks=0');
+}
 
 /**
  * Creates the embedded database's files when `dataDir` holds none yet, in a child process.

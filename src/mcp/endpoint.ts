@@ -1,6 +1,4 @@
 import type { ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
@@ -8,7 +6,6 @@ import { requestCountry } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
-import { createMcpServer } from './server.js';
 
 /**
  * `/api/mcp`: the buy-side MCP server over stateless Streamable HTTP. Every POST gets a fresh
@@ -26,6 +23,33 @@ const JsonRpcMessageSchema = z
   .meta({ id: 'JsonRpcMessage', description: 'One JSON-RPC 2.0 request, notification or response' });
 
 const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * The MCP SDK and our tools, loaded by the first MCP request rather than at start: about 10 MB of
+ * heap an idle server (and one no agent talks MCP to) does not hold (docs/BENCHMARKS.md, memory).
+ */
+async function importMcp() {
+  const [transport, types, server] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('./server.js'),
+  ]);
+  return {
+    StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
+    JSONRPCMessageSchema: types.JSONRPCMessageSchema,
+    SUPPORTED_PROTOCOL_VERSIONS: types.SUPPORTED_PROTOCOL_VERSIONS,
+    createMcpServer: server.createMcpServer,
+  };
+}
+type Mcp = Awaited<ReturnType<typeof importMcp>>;
+let mcpModules: Promise<Mcp> | undefined;
+function loadMcp(): Promise<Mcp> {
+  mcpModules ??= importMcp().catch((error: unknown) => {
+    mcpModules = undefined;
+    throw error;
+  });
+  return mcpModules;
+}
 
 export function registerMcpRoutes(app: App, ctx: AppContext): void {
   const streams = new NotificationStreams(ctx.config.mcp.streamsPerIp, ctx.config.mcp.streamSeconds);
@@ -49,14 +73,15 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
       config: rateLimitConfig(ctx.config, 'mcp'),
     },
     async (request, reply) => {
+      const mcp = await loadMcp();
       requireAccept(request.headers.accept, ['application/json', 'text/event-stream']);
-      requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
-      requireJsonRpcMessage(request.body);
-      const server = createMcpServer(ctx, {
+      requireKnownProtocolVersion(mcp, request.headers['mcp-protocol-version']);
+      requireJsonRpcMessage(mcp, request.body);
+      const server = mcp.createMcpServer(ctx, {
         country: requestCountry(ctx.config.compliance, request.headers),
         log: request.log,
       });
-      const transport = new StreamableHTTPServerTransport({
+      const transport = new mcp.StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
@@ -87,7 +112,7 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       requireAccept(request.headers.accept, ['text/event-stream']);
-      requireKnownProtocolVersion(request.headers['mcp-protocol-version']);
+      requireKnownProtocolVersion(await loadMcp(), request.headers['mcp-protocol-version']);
       streams.open(request.ip, () => hijack(reply));
     },
   );
@@ -134,8 +159,8 @@ function requireAccept(accept: string | undefined, needed: string[]): void {
  * schema (a method or a result, params an object, no extra fields) and answers a miss with a
  * JSON-RPC parse error. Checking with the SDK's schema first keeps that refusal in our error body.
  */
-function requireJsonRpcMessage(body: unknown): void {
-  if (!JSONRPCMessageSchema.safeParse(body).success) {
+function requireJsonRpcMessage(mcp: Mcp, body: unknown): void {
+  if (!mcp.JSONRPCMessageSchema.safeParse(body).success) {
     throw AppError.invalid([
       {
         field: 'body',
@@ -145,13 +170,13 @@ function requireJsonRpcMessage(body: unknown): void {
   }
 }
 
-function requireKnownProtocolVersion(version: string | string[] | undefined): void {
+function requireKnownProtocolVersion(mcp: Mcp, version: string | string[] | undefined): void {
   if (version === undefined) return;
-  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+  if (typeof version !== 'string' || !mcp.SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     throw AppError.invalid([
       {
         field: 'mcp-protocol-version',
-        reason: `unsupported; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+        reason: `unsupported; supported: ${mcp.SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
       },
     ]);
   }

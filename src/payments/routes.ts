@@ -11,6 +11,7 @@ import {
   DownloadParams,
   EntitlementsQuery,
   EntitlementsSchema,
+  type Grant,
   GrantSchema,
   PaymentRequiredSchema,
   VersionParams,
@@ -88,7 +89,8 @@ export function paymentRoutes(ctx: AppContext) {
         if (result.paymentResponse) {
           reply.header('payment-response', encodePaymentResponseHeader(result.paymentResponse));
         }
-        return result.grant;
+        // Built by grantFor as a Grant: stringified as it is, not parsed by the route's schema again.
+        return sendJsonText(reply, Buffer.from(JSON.stringify(result.grant satisfies Grant), 'utf8'));
       },
     );
 

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,14 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** The Node flags `npm start` runs the server with (package.json's `start` script), so benches measure that. */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 /** Runs the repo402 CLI from source, as `repo402 <args>` would run the build. */
@@ -68,7 +77,7 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const entry = built ? [path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', CLI];
+  const entry = built ? [...startFlags(), path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', CLI];
   const child = spawn(process.execPath, [...entry, 'serve'], {
     cwd: ROOT,
     env: {
