@@ -7,9 +7,9 @@
  * this process and its cores; each scenario is warmed up (50 purchases) before any is measured.
  * Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200] [--rounds 1]
  * [--concurrency 8] [--only devnet|instant|reference] (repeatable: those scenarios alone)
+ * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
  * With --rounds N the scenarios are measured N times, alternated, and each figure is the median of
  * its N (the ratio is the median of the rounds' ratios): one run on a shared machine swings by half.
- * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

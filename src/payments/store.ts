@@ -79,15 +79,14 @@ export async function readHolding(
 }
 
 /** A listing's public fields (`PublicListing`), drafts included: the caller turns those away. */
-const listingForSaleColumns = publicListingColumns;
-type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof listingForSaleColumns>;
+type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof publicListingColumns>;
 // The release as the buy path needs it: every column but the (large) computed manifest.
 const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
 type ReleaseRow = Omit<typeof releases.$inferSelect, 'computed'>;
 
 const PAYMENT_HEAD = statement<Record<string, unknown>>(
   'payments_head',
-  `select ${columnList('l', 'listing', listingForSaleColumns)}, ${columnList('r', 'release', releaseColumns)},
+  `select ${columnList('l', 'listing', publicListingColumns)}, ${columnList('r', 'release', releaseColumns)},
     ${holdingColumns('$3', 'l.id')},
     (select id from payments where asset = $4 and payer = $3 and nonce = $5) as "paymentId"
   from listings l
@@ -110,7 +109,7 @@ export async function readPaymentHead(
   const [row] = await database.run(PAYMENT_HEAD, [key.owner, key.slug, key.payer, key.asset, key.nonce]);
   if (!row) return undefined;
   return {
-    listing: fromColumns<ListingForSale>(row, 'listing', listingForSaleColumns)!,
+    listing: fromColumns<ListingForSale>(row, 'listing', publicListingColumns)!,
     release: fromColumns<ReleaseRow>(row, 'release', releaseColumns),
     versions: row.versions as string[],
     allVersions: row.allVersions as string[],
