@@ -11,19 +11,12 @@
  * With --rounds N the scenarios are measured N times, alternated, and each figure is the median of
  * its N (the ratio is the median of the rounds' ratios): one run on a shared machine swings by half.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { FacilitatorClient } from '@x402/core/http';
-import type { PaymentPayload } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
-import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import express from 'express';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config.js';
 import { creators, listings, releases } from '../src/db/schema/index.js';
@@ -31,6 +24,7 @@ import { paymentRail } from '../src/payments/context.js';
 import { startServer } from '../src/server.js';
 import { freePort } from '../test/support/process.js';
 import { createBenchDatabase } from './postgres.js';
+import { instantFacilitator, startReferenceServer } from './x402-reference.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -44,24 +38,6 @@ const only = args.filter((_, at) => args[at - 1] === '--only');
 const profileFile = args[args.indexOf('--cpu-prof') + 1];
 /** Purchases each scenario makes unmeasured before any is measured. */
 const WARMUP = 50;
-
-const instantFacilitator: FacilitatorClient = {
-  verify: async (payload: PaymentPayload) => ({
-    isValid: true,
-    payer: (payload.payload as { authorization: { from: string } }).authorization.from,
-  }),
-  settle: async (payload: PaymentPayload) => ({
-    success: true,
-    transaction: `0x${randomBytes(32).toString('hex')}`,
-    network: 'eip155:8453',
-    payer: (payload.payload as { authorization: { from: string } }).authorization.from,
-  }),
-  getSupported: async () => ({
-    kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }],
-    extensions: [],
-    signers: {},
-  }),
-};
 
 function buyer() {
   const account = privateKeyToAccount(generatePrivateKey());
@@ -189,29 +165,7 @@ try {
   });
   const resource = `${base}/api/r/bench-seller/bench-kit`;
 
-  const expressApp = express();
-  const resourceServer = new x402ResourceServer(instantFacilitator).register(
-    'eip155:8453',
-    new ExactEvmServerScheme(),
-  );
-  expressApp.use(
-    paymentMiddleware(
-      {
-        'GET /r': {
-          accepts: { scheme: 'exact', price: '$2', network: 'eip155:8453', payTo: rail.payTo },
-          description: 'bench',
-          mimeType: 'application/json',
-        },
-      },
-      resourceServer,
-    ),
-  );
-  expressApp.get('/r', (_req, res) => {
-    res.json({ ok: true });
-  });
-  const listener = expressApp.listen(0, '127.0.0.1');
-  await new Promise((resolve) => listener.once('listening', resolve));
-  const expressUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/r`;
+  const referenceServer = await startReferenceServer(rail.payTo);
 
   const devnetFacilitator = rail.facilitator;
   const fundedBuyers = async (count: number) => {
@@ -238,7 +192,7 @@ try {
     {
       key: 'reference',
       name: '@x402/express reference middleware, instant facilitator',
-      url: expressUrl,
+      url: referenceServer.url,
       facilitator: instantFacilitator,
       buyers: freshBuyers,
     },
@@ -269,7 +223,7 @@ try {
     await writeFile(profileFile!, JSON.stringify(profile));
     profiler.disconnect();
   }
-  listener.close();
+  referenceServer.close();
 
   const database = postgres ? 'PostgreSQL' : 'PGlite';
   console.log(
