@@ -75,6 +75,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // HEAD is safe (RFC 9110) and its answer has no body: it never pays, nor uses up a wallet
+    // challenge, so a GET route's HEAD is answered as that GET without those headers would be.
+    if (request.method === 'HEAD') {
+      delete request.raw.headers['payment-signature'];
+      delete request.raw.headers['x-wallet-signature'];
+    }
     if (closing) {
       done(
         new AppError('paused', {

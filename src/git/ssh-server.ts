@@ -55,8 +55,9 @@ const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]
  *
  * Every connection costs a file descriptor the HTTP API needs too, so none is kept for free:
  * connections over the total or per-address cap are closed before any SSH work, a connection
- * must authenticate within the handshake deadline, and an authenticated one is closed after the
- * idle timeout with no bytes either way.
+ * must authenticate within the handshake deadline, must then be running a git command within the
+ * same deadline (after authenticating, and again after each command ends: keepalives alone hold no
+ * slot), and is closed after the idle timeout with no bytes either way.
  */
 export async function startSshServer(
   ctx: Pick<AppContext, 'config' | 'log'>,
@@ -94,7 +95,7 @@ export async function startSshServer(
           connection.socket.destroy();
         });
       });
-      serveClient(client);
+      serveClient(client, () => connection.socket.destroy());
     },
   );
   const listener = net.createServer((socket) => {
@@ -113,8 +114,17 @@ export async function startSshServer(
     server.injectSocket(socket);
   });
 
-  function serveClient(client: ssh2.Connection): void {
+  function serveClient(client: ssh2.Connection, drop: () => void): void {
     let fingerprint: string | undefined;
+    let commands = 0;
+    let commandDeadline: NodeJS.Timeout | undefined;
+    const awaitCommand = () => {
+      commandDeadline = setTimeout(() => {
+        log.debug('ssh connection ran no git command in time; closing');
+        drop();
+      }, limits.handshakeTimeoutMs);
+    };
+    client.on('close', () => clearTimeout(commandDeadline));
     client.on('error', (error) => log.debug({ err: error }, 'ssh client error'));
     client.on('authentication', (auth) => {
       if (auth.method !== 'publickey') return auth.reject(['publickey']);
@@ -142,6 +152,7 @@ export async function startSshServer(
         });
     });
     client.on('ready', () => {
+      awaitCommand();
       client.on('session', (acceptSession) => {
         const session = acceptSession();
         let protocol: string | undefined;
@@ -160,6 +171,12 @@ export async function startSshServer(
           if (!match || !fingerprint) return reject();
           const [, service, owner, slug] = match as unknown as [string, GitService, string, string];
           const channel = accept();
+          clearTimeout(commandDeadline);
+          commands += 1;
+          channel.once('close', () => {
+            commands -= 1;
+            if (commands === 0) awaitCommand();
+          });
           const refuse = (message: string) => {
             channel.stderr.write(`repo402: ${message}\n`);
             channel.exit(128);

@@ -1,7 +1,7 @@
 import { type AnyColumn, and, desc, eq, ilike, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
-import { type PublicListing, publicListingColumns } from './public-listings.js';
+import { onShowSql, type PublicListing, publicListingColumns } from './public-listings.js';
 
 /**
  * The catalogue the public pages read: listings on show with their latest passing release. Public
@@ -46,7 +46,7 @@ export async function findCatalogEntry(
       and(
         eq(listings.owner, owner),
         eq(listings.slug, slug),
-        inArray(listings.status, ['published', 'retired']),
+        sql.raw(onShowSql('listings')),
         eq(releases.verdict, 'pass'),
       ),
     )

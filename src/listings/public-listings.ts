@@ -31,11 +31,27 @@ export const publicListingColumns = {
   licence: listings.licence,
 };
 
-/** `owner/slug` when it may be shown publicly; drafts and unknown names are both null (404). */
+/**
+ * Shown by name: published, or retired after it was (its holders keep the manifest and release
+ * log). A draft is never shown, nor a draft retired without ever being published: nothing of it
+ * was ever public. The same rule for a row in hand and, as SQL over a listings row `alias`, for
+ * queries that filter by it.
+ */
+export function isOnShow<R extends Pick<ListingRow, 'status' | 'publishedAt'>>(
+  row: R,
+): row is R & { status: PublicListing['status'] } {
+  return row.status === 'published' || (row.status === 'retired' && row.publishedAt !== null);
+}
+
+export function onShowSql(alias: string): string {
+  return `(${alias}.status = 'published' or (${alias}.status = 'retired' and ${alias}.published_at is not null))`;
+}
+
+/** `owner/slug` when it may be shown publicly (`isOnShow`); otherwise, and for unknown names, null (404). */
 export async function findPublicListing(db: Db, owner: string, slug: string): Promise<PublicListing | null> {
   if (!isValidName(owner) || !isValidName(slug)) return null;
   const row = await findListingByOwnerSlug(db, owner, slug);
-  if (!row || row.status === 'draft') return null;
+  if (!row || !isOnShow(row)) return null;
   return publicFields(row, row.status);
 }
 

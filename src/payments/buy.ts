@@ -18,7 +18,12 @@ import { holdingOf } from './holdings.js';
 import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead, type SaleHead } from './listing.js';
 import { type Offer, offerFor } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
-import { type PaymentRequiredBody, paymentRequiredBody, requirementsFor } from './payment-required.js';
+import {
+  type PaymentRequiredBody,
+  paymentRequiredBody,
+  requirementsFor,
+  resourceUrl,
+} from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
 import type { Grant, GrantKind } from './schemas.js';
@@ -245,7 +250,12 @@ async function payWith(
   }
 
   const requirements = requirementsFor(rail, offer);
-  assertMatchesRequirements(payment, requirements, ctx.clock.now());
+  assertMatchesRequirements(
+    payment,
+    requirements,
+    resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
+    ctx.clock.now(),
+  );
   const verified = await rail.facilitator.verify(payment.payload, requirements);
   if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
     throw notSignedByPayer();
@@ -477,15 +487,23 @@ async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> 
 /**
  * Checks the signed authorization against what the quote asked for, before the facilitator. Its
  * recipient and expiry were checked already, for every new authorization (`assertSettleableHere`).
+ * The resource the client echoes (x402 v2's `resource`, and the `accepts[].resource` alias) must
+ * be this listing's: an authorization signed for one listing's 402 never pays for another at the
+ * same price. Those fields are not under the EIP-3009 signature, so this stops a client's mistake
+ * and a header replayed as it is, not someone who rewrites it (docs/SECURITY.md).
  */
 function assertMatchesRequirements(
   payment: DecodedPayment,
   requirements: ReturnType<typeof requirementsFor>,
+  resource: string,
   now: Date,
 ): void {
   const { accepted } = payment.payload;
   const { authorization } = payment;
   const mismatches: string[] = [];
+  const echoedResources = [payment.payload.resource?.url, (accepted as { resource?: unknown }).resource];
+  if (echoedResources.some((echoed) => echoed !== undefined && echoed !== resource))
+    mismatches.push('resource');
   if (accepted.scheme !== requirements.scheme) mismatches.push('scheme');
   if (accepted.network !== requirements.network) mismatches.push('network');
   if (accepted.asset.toLowerCase() !== requirements.asset.toLowerCase()) mismatches.push('asset');

@@ -60,6 +60,7 @@ export async function readPayingHead(
 ): Promise<PayingHead | null> {
   if (!isValidName(owner) || !isValidName(slug)) return null;
   const row = await readPaymentHead(database, { owner, slug, ...authorization });
+  // The statement reads only a listing on show, never a draft.
   if (!row || row.listing.status === 'draft') return null;
   const listing = pricedListing({ ...row.listing, status: row.listing.status });
   // A passing release always has its zip (the releases table's check `releases_artifact_whole`).

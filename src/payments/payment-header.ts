@@ -1,5 +1,5 @@
 import type { PaymentPayload } from '@x402/core/types';
-import type { Address, Hex } from 'viem';
+import { type Address, type Hex, isErc6492Signature, parseErc6492Signature } from 'viem';
 import { z } from 'zod';
 import { AppError } from '../platform/errors.js';
 
@@ -74,6 +74,7 @@ export function decodePaymentSignature(header: string): DecodedPayment {
         .join('; ')})`,
     );
   }
+  assertDecodableSignature(parsed.data.payload.signature as Hex);
   const auth = parsed.data.payload.authorization;
   // Lower case, not checksummed: every comparison and key lowercases, and a checksum is two Keccaks.
   return {
@@ -87,6 +88,21 @@ export function decodePaymentSignature(header: string): DecodedPayment {
       nonce: auth.nonce.toLowerCase() as Hex,
     },
   };
+}
+
+/**
+ * A signature marked as ERC-6492 (a smart wallet not yet deployed) must unwrap: one that does not
+ * is no one's signature, refused here rather than thrown by whichever verifier meets it first.
+ */
+function assertDecodableSignature(signature: Hex): void {
+  if (!isErc6492Signature(signature)) return;
+  try {
+    parseErc6492Signature(signature);
+  } catch {
+    throw new AppError('invalid_signature', {
+      message: 'The payment signature is marked ERC-6492 but does not decode as one',
+    });
+  }
 }
 
 function malformed(reason: string): AppError {

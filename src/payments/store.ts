@@ -26,7 +26,7 @@ import {
   releases,
 } from '../db/schema/index.js';
 import { columnList, fromColumns, statement } from '../db/statement.js';
-import { publicListingColumns } from '../listings/public-listings.js';
+import { onShowSql, publicListingColumns } from '../listings/public-listings.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PurchaseRow = typeof purchases.$inferSelect;
@@ -78,7 +78,7 @@ export async function readHolding(
   return row!;
 }
 
-/** A listing's public fields (`PublicListing`), drafts included: the caller turns those away. */
+/** A listing's public fields (`PublicListing`), read only for a listing on show (`onShowSql`). */
 type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof publicListingColumns>;
 // The release as the buy path needs it: every column but the (large) computed manifest.
 const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
@@ -93,7 +93,7 @@ const PAYMENT_HEAD = statement<Record<string, unknown>>(
   left join releases r on r.id = (select newest.id from releases newest
     where newest.listing_id = l.id and newest.verdict = 'pass'
     order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
-  where l.owner = $1 and l.slug = $2`,
+  where l.owner = $1 and l.slug = $2 and ${onShowSql('l')}`,
 );
 
 /**

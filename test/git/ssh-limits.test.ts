@@ -163,6 +163,59 @@ describe.each(BACKENDS)('SSH idle sessions on %s', (backend) => {
     await t.close();
   });
 
+  /** An authenticated client that sends keepalives every 300 ms (traffic that resets the idle timer). */
+  async function connectWithKeepalives() {
+    const client = new ssh2.Client();
+    const closedAt = new Promise<number>((resolve) => client.on('close', () => resolve(Date.now())));
+    client.on('error', () => {});
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve());
+      client.once('error', reject);
+      void readFile(key.file).then((privateKey) =>
+        client.connect({
+          host: '127.0.0.1',
+          port: ssh.port,
+          username: 'git',
+          privateKey,
+          keepaliveInterval: 300,
+        }),
+      );
+    });
+    return { client, closedAt };
+  }
+
+  it('closes an authenticated connection that runs no git command within the deadline, keepalives or not', async () => {
+    const listing = await createHostedListing(t, alice.apiKey, key.publicKey);
+    const idle = await connectWithKeepalives();
+    const readyAt = Date.now();
+    try {
+      const heldFor = await Promise.race([idle.closedAt.then((at) => at - readyAt), sleep(8000)]);
+      expect(heldFor, 'an authenticated connection held its slot with keepalives alone').toBeDefined();
+      expect(heldFor as number).toBeLessThan(5000);
+    } finally {
+      idle.client.end();
+    }
+
+    // After its command ends, the same rule: one more command within the deadline, or closed.
+    const used = await connectWithKeepalives();
+    try {
+      const channel = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+        used.client.exec(`git-upload-pack '/${listing.owner}/${listing.slug}.git'`, (error, stream) =>
+          error ? reject(error) : resolve(stream),
+        ),
+      );
+      channel.on('data', () => {});
+      const ended = new Promise<number>((resolve) => channel.once('close', () => resolve(Date.now())));
+      channel.end('0000');
+      const endedAt = await ended;
+      const heldFor = await Promise.race([used.closedAt.then((at) => at - endedAt), sleep(8000)]);
+      expect(heldFor, 'a connection held its slot after its command ended').toBeDefined();
+      expect(heldFor as number).toBeLessThan(5000);
+    } finally {
+      used.client.end();
+    }
+  });
+
   it('keeps an authenticated session while bytes flow, and closes it once idle', async () => {
     const listing = await createHostedListing(t, alice.apiKey, key.publicKey);
     const client = new ssh2.Client();

@@ -155,6 +155,89 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     expect(await t.rail.devnet!.balanceOf(holder.address)).toBe(3_000_000n);
   });
 
+  /** The header with its JSON payload changed by `edit`, re-encoded as a client would send it. */
+  function edited(header: string, edit: (payload: Record<string, any>) => void): string {
+    const payload = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+    edit(payload);
+    return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64');
+  }
+
+  it('invalid_signature (not a 500) for a signature marked ERC-6492 that does not decode; nothing is written', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const pr = await quote(t, fixture);
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const header = await signPayment(pr, wallet);
+    const magic = '6492'.repeat(16);
+    const wrapped = edited(header, (payload) => {
+      payload.payload.signature = `${payload.payload.signature}${magic}`;
+    });
+    expectCode(await pay(fixture, wrapped, pr.extra.quote_id), 401, 'invalid_signature');
+    expect(await t.ctx.database.db.select().from(payments)).toEqual([]);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(5_000_000n);
+    // The authorization itself was never used: signed properly, it pays.
+    expect((await pay(fixture, header, pr.extra.quote_id)).statusCode).toBe(200);
+  });
+
+  it("authorization_mismatch for a payment echoing another listing's resource, at the same price and with this listing's quote", async () => {
+    t = await createPaymentsApp({ backend });
+    const dear = await publishListing(t, { priceMicro: 2_000_000n, slug: 'dear-kit' });
+    const other = await publishListing(t, { priceMicro: 2_000_000n, slug: 'other-kit' });
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const header = await signPayment(await quote(t, dear), wallet);
+    const otherQuote = (await quote(t, other)).extra.quote_id;
+    const res = await pay(other, header, otherQuote);
+    expectCode(res, 400, 'authorization_mismatch');
+    expect(res.json().details.mismatched).toEqual(['resource']);
+    // Only the accepts[] alias rewritten, or only x402's resource: refused the same.
+    const aliasOnly = edited(header, (payload) => {
+      payload.resource.url = `${t.ctx.config.baseUrl}${buyUrl(other)}`;
+    });
+    expectCode(await pay(other, aliasOnly, otherQuote), 400, 'authorization_mismatch');
+    const resourceOnly = edited(header, (payload) => {
+      payload.accepted.resource = `${t.ctx.config.baseUrl}${buyUrl(other)}`;
+    });
+    expectCode(await pay(other, resourceOnly, otherQuote), 400, 'authorization_mismatch');
+    expect(await t.ctx.database.db.select().from(payments)).toEqual([]);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(5_000_000n);
+    // On the listing it was signed for, it pays.
+    expect((await pay(dear, header, (await quote(t, dear)).extra.quote_id)).statusCode).toBe(200);
+  });
+
+  it('HEAD never pays nor uses up a wallet challenge: it answers as the anonymous GET', async () => {
+    t = await createPaymentsApp({ backend });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const pr = await quote(t, fixture);
+    const wallet = await fundedWallet(t, 5_000_000n);
+    const header = await signPayment(pr, wallet);
+    const head = await t.app.inject({
+      method: 'HEAD',
+      url: buyUrl(fixture),
+      headers: { 'payment-signature': header, 'x-quote-id': pr.extra.quote_id },
+    });
+    expect(head.statusCode).toBe(402);
+    expect(head.headers['payment-required']).toBeTruthy();
+    expect(head.headers['payment-response']).toBeUndefined();
+    expect(await t.ctx.database.db.select().from(payments)).toEqual([]);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(5_000_000n);
+    const paid = await pay(fixture, header, pr.extra.quote_id);
+    expect(paid.statusCode).toBe(200);
+
+    const signature = await walletSignatureHeader(t, wallet);
+    const headRefetch = await t.app.inject({
+      method: 'HEAD',
+      url: `${buyUrl(fixture)}/v/1.0.0`,
+      headers: { 'x-wallet-signature': signature },
+    });
+    expect(headRefetch.statusCode).toBe(401);
+    // The challenge HEAD carried is still unused: the GET it was made for gets the grant.
+    const refetch = await t.app.inject({
+      url: `${buyUrl(fixture)}/v/1.0.0`,
+      headers: { 'x-wallet-signature': signature },
+    });
+    expect(refetch.statusCode, refetch.body).toBe(200);
+  });
+
   it("authorization_mismatch for an authorization recorded for another listing, whatever its row's state", async () => {
     t = await createPaymentsApp({ backend });
     const cheap = await publishListing(t, { priceMicro: 10_000n, slug: 'cheap-kit' });

@@ -334,37 +334,48 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
     expect((await gitOverSsh(clone, keyB.file, ['clone', '-q', remoteOf(listing), 'copy'])).code).toBe(0);
   });
 
-  it('keeps drafts out of the public log and keeps the log of a retired listing', async () => {
-    const listing = await createHostedListing(t, alice.apiKey, keyA.publicKey);
-    expectError(
-      await t.app.inject({ url: `/api/v/${listing.owner}/${listing.slug}/releases` }),
-      404,
-      'not_found',
-    );
+  it('keeps drafts out of the public log, also once retired without ever being published', async () => {
+    const listing = await createHostedListing(t, alice.apiKey, keyA.publicKey, { price_micro: '2500000' });
+    const work = await workRepo();
+    await commitFile(work, 'README.md', '# Draft\n', 'Add readme');
+    await work.git('tag', '-a', 'v0.1.0', '-m', 'SECRET draft changelog');
+    const push = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'main', '--tags']);
+    expect(push.code, push.stderr).toBe(0);
+    await eventually(async () => {
+      const row = await findRelease(t.ctx.database.db, listing.id, '0.1.0');
+      return row && row.verdict !== 'pending' ? row : undefined;
+    });
+    const base = `/api/v/${listing.owner}/${listing.slug}`;
+    const unseen = async () => {
+      for (const url of [
+        `${base}/releases`,
+        `${base}/releases/0.1.0/attestation`,
+        base,
+        `/api/label/${listing.owner}/${listing.slug}`,
+      ]) {
+        const res = await t.app.inject({ url });
+        expect(res.statusCode, url).toBe(404);
+        expect(res.body).not.toContain('SECRET');
+      }
+      expectError(await t.app.inject({ url: `/api/r/${listing.owner}/${listing.slug}` }), 404, 'not_found');
+    };
+    await unseen();
     expectError(
       await t.app.inject({ url: `/api/v/${listing.owner}/nothing-here/releases` }),
       404,
       'not_found',
     );
-    await t.app.inject({
+    const retired = await t.app.inject({
       method: 'DELETE',
       url: `/api/listings/${listing.id}`,
       headers: bearer(alice.apiKey),
     });
-    const log = await t.app.inject({ url: `/api/v/${listing.owner}/${listing.slug}/releases` });
-    expect(log.statusCode).toBe(200);
-    expect(log.json()).toEqual({
-      owner: listing.owner,
-      slug: listing.slug,
-      status: 'retired',
-      releases: [],
-      next_cursor: null,
-    });
-    expectError(
-      await t.app.inject({ url: `/api/v/${listing.owner}/${listing.slug}/releases?cursor=bogus` }),
-      400,
-      'invalid_request',
-    );
+    expect(retired.statusCode, retired.body).toBe(200);
+    // Nothing of it was ever public, so retiring it shows nothing either.
+    await unseen();
+    // Its creator still sees it.
+    const own = await t.app.inject({ url: `/api/listings/${listing.id}`, headers: bearer(alice.apiKey) });
+    expect(own.json()).toMatchObject({ status: 'retired' });
   });
 
   it('commits a LICENSE to main as the service; the creator must pull before pushing again', async () => {
