@@ -64,6 +64,9 @@ const PUBLIC_CORS = {
   exposedHeaders: EXPOSED_HEADERS,
   credentials: false,
   maxAge: 600,
+  // A plain OPTIONS (no Origin, no requested method) is answered like a preflight, not with the
+  // plugin's text/plain 400 outside the spec's error bodies.
+  strictPreflight: false,
 };
 
 /**

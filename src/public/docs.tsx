@@ -4,7 +4,7 @@ import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
 import { sshHost } from '../listings/ssh-host.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
-import { Markdown, renderPage } from '../platform/page.js';
+import { Markdown, pageHeaders, renderPage } from '../platform/page.js';
 import { API_CATALOG_LINK } from './catalog.js';
 import { buyingGuide, sellingGuide } from './guides.js';
 
@@ -190,6 +190,9 @@ function docsIndex(baseUrl: string, pages: DocPage[]): string {
  * rendered on its first request and kept: the selling guide reads the SSH host keys (creating them
  * in a fresh DATA_DIR), which a start need not wait for.
  */
+/** The guides are static text: no form, no image from elsewhere. */
+const DOC_HEADERS = pageHeaders();
+
 export function registerDocsRoutes(app: App, ctx: AppContext, pages: DocPage[]): void {
   const sources: Array<[string, () => string | Promise<string>]> = [
     ['/docs', () => docsIndex(ctx.config.baseUrl, pages)],
@@ -207,6 +210,7 @@ export function registerDocsRoutes(app: App, ctx: AppContext, pages: DocPage[]):
     app.get(path, { schema: { hide: true } }, async (_request, reply) =>
       reply
         .header('link', API_CATALOG_LINK)
+        .headers(DOC_HEADERS)
         .header('cache-control', 'public, max-age=300')
         .type('text/html; charset=utf-8')
         .send(await rendered()),

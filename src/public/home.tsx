@@ -4,7 +4,7 @@ import type { App, AppContext } from '../context.js';
 import { listingsOnShow, type ShownListingWithBuyers } from '../payments/buyers.js';
 import { offerFor } from '../payments/offer.js';
 import { cacheSlot } from '../platform/caches.js';
-import { pageCsp, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
+import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { singleLineText } from '../platform/text-fields.js';
 import { formatUsd } from '../platform/usd.js';
@@ -25,7 +25,7 @@ const PAGE_ROWS = 20;
 /** Deepest page served: the catalogue is read by offset, so how far it goes is bounded. */
 const MAX_PAGE = 50;
 const DESCRIPTION_CHARS = 200;
-const HOME_CSP = pageCsp({ forms: true });
+const HOME_HEADERS = pageHeaders({ forms: true });
 
 type Order = 'newest' | 'most_bought';
 const ORDER_NAMES: Record<Order, string> = { newest: 'Newest', most_bought: 'Most bought' };
@@ -109,10 +109,7 @@ export function registerHomeRoutes(app: App, ctx: AppContext): void {
     { schema: { hide: true }, config: rateLimitConfig(ctx.config, 'public') },
     async (request, reply) => {
       const view = viewOf(request.query);
-      reply
-        .header('link', API_CATALOG_LINK)
-        .header('content-security-policy', HOME_CSP)
-        .type('text/html; charset=utf-8');
+      reply.header('link', API_CATALOG_LINK).headers(HOME_HEADERS).type('text/html; charset=utf-8');
       if ('refused' in view) {
         return reply
           .code(400)

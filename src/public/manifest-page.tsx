@@ -1,7 +1,7 @@
 import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
-import { pageCsp, renderPage } from '../platform/page.js';
+import { pageHeaders, renderPage } from '../platform/page.js';
 import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
 import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
@@ -19,7 +19,7 @@ import { SKILL_PATH } from './skill.js';
  */
 
 // A README may show images from anywhere; nothing else is loaded from outside.
-const PAGE_CSP = pageCsp({ images: 'https: data:' });
+const PAGE_HEADERS = pageHeaders({ images: 'https: data:' });
 const TREE_ROWS = 300;
 /** `computed.warnings` in words: what the scan could not check. */
 const WARNING_WORDS: Record<string, string> = {
@@ -55,7 +55,7 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
     path: '/:owner/:slug',
     summary: 'The manifest page (server-rendered HTML)',
     mediaType: 'text/html',
-    headers: { link: API_CATALOG_LINK, 'content-security-policy': PAGE_CSP },
+    headers: { link: API_CATALOG_LINK, ...PAGE_HEADERS },
     render: async (view) =>
       manifestPage(
         ctx.config.baseUrl,

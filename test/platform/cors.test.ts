@@ -32,6 +32,15 @@ describe('CORS', () => {
     }
   });
 
+  it('answers a plain OPTIONS (no Origin) on a public route as a preflight, not with a foreign body', async () => {
+    for (const url of ['/api/r/alice/tool', '/api/entitlements', '/api/download/token']) {
+      const res = await t.app.inject({ method: 'OPTIONS', url });
+      expect(res.statusCode, url).toBe(204);
+      expect(res.body, url).toBe('');
+      expect(res.headers['access-control-allow-origin'], url).toBe('*');
+    }
+  });
+
   it('exposes PAYMENT-REQUIRED, PAYMENT-RESPONSE and x-request-id on buyer responses', async () => {
     const res = await t.app.inject({ url: '/api/terms', headers: { origin: 'https://agent.example' } });
     expect(res.headers['access-control-allow-origin']).toBe('*');

@@ -31,6 +31,18 @@ describe('GET /docs/errors', () => {
     expect(html).toContain(`id="${url.hash.slice(1)}"`);
   });
 
+  it('serves every docs page and the home and manifest pages with a no-script CSP, never framed, nosniff', async () => {
+    for (const url of ['/docs', '/docs/errors', '/docs/selling', '/docs/buying', '/docs/terms', '/']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(200);
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp, url).toContain("default-src 'none'");
+      expect(csp, url).toContain("frame-ancestors 'none'");
+      expect(csp, url).not.toContain('script-src');
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+  });
+
   it('lists the docs pages from /docs', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/docs' });
     expect(res.statusCode).toBe(200);
