@@ -1,4 +1,4 @@
-import { type AnyColumn, and, desc, eq, ilike, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, desc, eq, ilike, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
 import { onShowSql, type PublicListing, publicListingColumns } from './public-listings.js';

@@ -156,7 +156,14 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
   });
 
   /** The header with its JSON payload changed by `edit`, re-encoded as a client would send it. */
-  function edited(header: string, edit: (payload: Record<string, any>) => void): string {
+  function edited(
+    header: string,
+    edit: (payload: {
+      payload: { signature: string };
+      resource: { url: string };
+      accepted: Record<string, unknown>;
+    }) => void,
+  ): string {
     const payload = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
     edit(payload);
     return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64');
