@@ -38,6 +38,10 @@ async function importMcp() {
   return {
     StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
     JSONRPCMessageSchema: types.JSONRPCMessageSchema,
+    /** Each request a client may send, by method: the SDK's own schema for its params. */
+    clientRequests: new Map(
+      types.ClientRequestSchema.options.map((option) => [option.shape.method.value as string, option]),
+    ),
     SUPPORTED_PROTOCOL_VERSIONS: types.SUPPORTED_PROTOCOL_VERSIONS,
     createMcpServer: server.createMcpServer,
   };
@@ -158,7 +162,9 @@ function requireAccept(accept: string | undefined, needed: string[]): void {
 /**
  * The body schema above documents the envelope; the SDK then holds each message to its own strict
  * schema (a method or a result, params an object, no extra fields) and answers a miss with a
- * JSON-RPC parse error. Checking with the SDK's schema first keeps that refusal in our error body.
+ * JSON-RPC parse error, and a known method's bad params with an internal error quoting its schema
+ * check. Checking with the SDK's schemas first keeps both refusals in our error body. An unknown
+ * method is left to the SDK, whose "method not found" is the protocol's own answer.
  */
 function requireJsonRpcMessage(mcp: Mcp, body: unknown): void {
   if (!mcp.JSONRPCMessageSchema.safeParse(body).success) {
@@ -166,6 +172,18 @@ function requireJsonRpcMessage(mcp: Mcp, body: unknown): void {
       {
         field: 'body',
         reason: 'not a JSON-RPC 2.0 request, notification, result or error as MCP defines them',
+      },
+    ]);
+  }
+  const { method, params } = body as { method?: unknown; params?: unknown };
+  const schema = typeof method === 'string' ? mcp.clientRequests.get(method) : undefined;
+  const checked = schema?.safeParse({ method, params });
+  if (checked && !checked.success) {
+    const issue = checked.error.issues[0];
+    throw AppError.invalid([
+      {
+        field: ['params', ...(issue?.path.slice(1) ?? [])].join('.'),
+        reason: `not valid params for ${method}: ${issue?.message ?? 'invalid'}`,
       },
     ]);
   }

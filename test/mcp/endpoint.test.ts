@@ -104,6 +104,34 @@ describe('MCP endpoint transport', () => {
       });
     }
 
+    // A known method with params its schema refuses got the SDK's -32603 quoting a Zod dump.
+    for (const [envelope, field] of [
+      [{ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 5 } }, 'params.name'],
+      [
+        { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'get_listing', arguments: 'x' } },
+        'params.arguments',
+      ],
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call' }, 'params'],
+      [{ jsonrpc: '2.0', id: 8, method: 'initialize', params: {} }, 'params.protocolVersion'],
+    ] as const) {
+      const res = await fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: BOTH },
+        body: JSON.stringify(envelope),
+      });
+      expect(res.status, envelope.method).toBe(400);
+      const body = await res.json();
+      expect(body.code).toBe('invalid_request');
+      expect(body.details.issues[0].field, JSON.stringify(body)).toBe(field);
+    }
+    // An unknown method is the protocol's own answer: JSON-RPC "method not found".
+    const unknown = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: BOTH },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'no/such', params: {} }),
+    });
+    expect((await unknown.json()).error?.code).toBe(-32601);
+
     // DELETE takes no body, but one that does not parse is a documented 400, not a fault.
     const deleted = await fetch(`${base}/api/mcp`, {
       method: 'DELETE',
