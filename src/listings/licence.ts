@@ -15,7 +15,8 @@ export interface LicenceCommit {
 /**
  * Commits the standard text of an allow-listed licence as LICENSE on `main` of a hosted listing,
  * authored by the service, with the year and the owner's handle as holder. The repository refuses
- * non-fast-forward pushes, so the creator's next push cannot overwrite it: they pull first.
+ * non-fast-forward pushes, so the creator's next push cannot overwrite it: they pull first. Never
+ * on an empty repository: a LICENSE as its first commit would make the creator's first push one.
  */
 export async function commitLicence(
   ctx: AppContext,
@@ -37,6 +38,14 @@ export async function commitLicence(
     message: `Add LICENSE (${spdx})\n\nCommitted by repo402 at the request of ${listing.owner}.`,
     at: at.toISOString(),
   });
+  if ('branchMissing' in result) {
+    throw AppError.invalid([
+      {
+        field: 'spdx',
+        reason: `the repository has no ${DEFAULT_BRANCH} branch yet: push your code first, then commit the licence on top of it`,
+      },
+    ]);
+  }
   if (!(await updateListing(ctx.database.db, listing.id, { licence: spdx }))) throw retiredError();
   return { listingId: listing.id, spdx, commitSha: result.commit, created: result.created };
 }

@@ -272,7 +272,8 @@ curl -X POST ${baseUrl}/api/listings/<id>/publish -H "Authorization: Bearer $KEY
 apply to future purchases only. Publishing needs a description, a trigger hint, a price (zero is a
 free listing) and a passing release; a repository that overlaps another listing's by 90 % or more
 cannot be published. \`POST /api/listings/{id}/licence\` commits an allow-listed LICENSE (MIT,
-Apache-2.0, BSD-3-Clause, MPL-2.0) to \`main\`.
+Apache-2.0, BSD-3-Clause, MPL-2.0) on top of \`main\`: push your code first, then \`git pull\` before
+your next push.
 
 \`DELETE /api/listings/{id}\` retires a listing for good: it is no longer sold, holders keep every
 version they own, the manifest and release log stay up, and the hosted repository is archived.

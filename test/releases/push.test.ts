@@ -388,9 +388,15 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
         headers: bearer(apiKey),
         payload: body,
       });
+    // Before the first push there is nothing to commit on top of: a LICENSE as the first commit
+    // would make that push a non-fast-forward, refused.
+    const empty = await licence({ spdx: 'MIT' });
+    expectError(empty, 400, 'invalid_request');
+    expect(empty.json().details.issues[0].reason).toContain('push your code first');
     const work = await workRepo();
     await commitFile(work, 'a.txt', 'a\n', 'One');
-    expect((await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'main'])).code).toBe(0);
+    const first = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), 'main']);
+    expect(first.code, first.stderr).toBe(0);
 
     expectError(await licence({ spdx: 'GPL-3.0-only' }), 400, 'invalid_request');
     expectError(await licence({}), 400, 'invalid_request');
