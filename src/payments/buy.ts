@@ -22,7 +22,7 @@ import {
   type PaymentRequiredBody,
   paymentRequiredBody,
   requirementsFor,
-  resourceUrl,
+  resourcePath,
 } from './payment-required.js';
 import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
@@ -250,12 +250,7 @@ async function payWith(
   }
 
   const requirements = requirementsFor(rail, offer);
-  assertMatchesRequirements(
-    payment,
-    requirements,
-    resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug),
-    ctx.clock.now(),
-  );
+  assertMatchesRequirements(payment, requirements, listing, ctx.clock.now());
   const verified = await rail.facilitator.verify(payment.payload, requirements);
   if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
     throw notSignedByPayer();
@@ -488,22 +483,26 @@ async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> 
  * Checks the signed authorization against what the quote asked for, before the facilitator. Its
  * recipient and expiry were checked already, for every new authorization (`assertSettleableHere`).
  * The resource the client echoes (x402 v2's `resource`, and the `accepts[].resource` alias) must
- * be this listing's: an authorization signed for one listing's 402 never pays for another at the
- * same price. Those fields are not under the EIP-3009 signature, so this stops a client's mistake
- * and a header replayed as it is, not someone who rewrites it (docs/SECURITY.md).
+ * name this listing: an authorization signed for one listing's 402 never pays for another at the
+ * same price. Its path is compared, not its origin: every API process answers for every listing,
+ * whatever base URL its 402 carried. Those fields are not under the EIP-3009 signature, so this
+ * stops a client's mistake and a header replayed as it is, not someone who rewrites it
+ * (docs/SECURITY.md).
  */
 function assertMatchesRequirements(
   payment: DecodedPayment,
   requirements: ReturnType<typeof requirementsFor>,
-  resource: string,
+  listing: { owner: string; slug: string },
   now: Date,
 ): void {
   const { accepted } = payment.payload;
   const { authorization } = payment;
   const mismatches: string[] = [];
   const echoedResources = [payment.payload.resource?.url, (accepted as { resource?: unknown }).resource];
-  if (echoedResources.some((echoed) => echoed !== undefined && echoed !== resource))
+  const path = resourcePath(listing.owner, listing.slug);
+  if (echoedResources.some((echoed) => echoed !== undefined && !namesPath(echoed, path))) {
     mismatches.push('resource');
+  }
   if (accepted.scheme !== requirements.scheme) mismatches.push('scheme');
   if (accepted.network !== requirements.network) mismatches.push('network');
   if (accepted.asset.toLowerCase() !== requirements.asset.toLowerCase()) mismatches.push('asset');
@@ -527,6 +526,11 @@ function assertMatchesRequirements(
         'The authorization expired (validBefore has passed); request the resource again and sign the fresh 402',
     });
   }
+}
+
+/** Whether `url` (a client's echo, so anything) is an absolute URL whose path is `path`, under any base path. */
+function namesPath(url: unknown, path: string): boolean {
+  return typeof url === 'string' && URL.canParse(url) && new URL(url).pathname.endsWith(path);
 }
 
 /** The quote id a client echoed from the 402's `extensions.quote`, when it sent no X-Quote-Id. */

@@ -40,8 +40,13 @@ export interface PaymentRequiredBody {
   extensions: { bazaar: unknown; quote: { quote_id: string } };
 }
 
+/** The buy route of a listing, the path part of its resource URL. */
+export function resourcePath(owner: string, slug: string): string {
+  return `/api/r/${owner}/${slug}`;
+}
+
 export function resourceUrl(baseUrl: string, owner: string, slug: string): string {
-  return `${baseUrl}/api/r/${owner}/${slug}`;
+  return `${baseUrl}${resourcePath(owner, slug)}`;
 }
 
 function describe(offer: Offer): string {
