@@ -196,15 +196,15 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     const res = await pay(other, header, otherQuote);
     expectCode(res, 400, 'authorization_mismatch');
     expect(res.json().details.mismatched).toEqual(['resource']);
-    // Only the accepts[] alias rewritten, or only x402's resource: refused the same.
-    const aliasOnly = edited(header, (payload) => {
+    // One echo rewritten to the other listing, the other still naming the first: refused the same.
+    const resourceRewritten = edited(header, (payload) => {
       payload.resource.url = `${t.ctx.config.baseUrl}${buyUrl(other)}`;
     });
-    expectCode(await pay(other, aliasOnly, otherQuote), 400, 'authorization_mismatch');
-    const resourceOnly = edited(header, (payload) => {
+    expectCode(await pay(other, resourceRewritten, otherQuote), 400, 'authorization_mismatch');
+    const aliasRewritten = edited(header, (payload) => {
       payload.accepted.resource = `${t.ctx.config.baseUrl}${buyUrl(other)}`;
     });
-    expectCode(await pay(other, resourceOnly, otherQuote), 400, 'authorization_mismatch');
+    expectCode(await pay(other, aliasRewritten, otherQuote), 400, 'authorization_mismatch');
     expect(await t.ctx.database.db.select().from(payments)).toEqual([]);
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(5_000_000n);
     // On the listing it was signed for, it pays.
