@@ -1,6 +1,7 @@
 import { type AnyColumn, and, desc, eq, ilike, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
+import { releaseTree } from '../releases/tree-store.js';
 import { onShowSql, type PublicListing, publicListingColumns } from './public-listings.js';
 
 /**
@@ -56,7 +57,10 @@ export async function findCatalogEntry(
   return row as { listing: PublicListing; release: ReleaseHead } | undefined;
 }
 
-/** What repo402 measured and found in a release (`computed`, `scan`), and what advisories found since. */
+/**
+ * What repo402 measured and found in a release (`computed` with its file tree, `scan`), and what
+ * advisories found since.
+ */
 export async function findReleaseDocuments(db: Db, releaseId: string) {
   const [row] = await db
     .select({
@@ -67,7 +71,7 @@ export async function findReleaseDocuments(db: Db, releaseId: string) {
     })
     .from(releases)
     .where(eq(releases.id, releaseId));
-  return row;
+  return row && { ...row, tree: await releaseTree(db, releaseId) };
 }
 
 /** Every listing on sale (published) with its latest passing release, at most `limit`. */

@@ -155,6 +155,7 @@ function buildManifest(
     release_log: { url: urls.releases, on_sale: RELEASE_LOG_ON_SALE, cadence_counts: RELEASE_LOG_CADENCE },
     computed: {
       ...(stored?.computed as Record<string, unknown>),
+      tree: stored?.tree,
       scan: stored?.scan ? toPublicScan(stored.scan as ScanReport) : undefined,
     },
     ...(stored ? withAdvisoryFlag(stored) : {}),

@@ -19,9 +19,9 @@ import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '.
 import type { Version } from './versions.js';
 
 /**
- * A release row without `computed`: that column carries the whole file tree (about 1.2 MB at the
- * file limit), and reading it on a hot path (the 402, version status, a grant) cost more than
- * everything else the request does. The few readers of `computed` ask for the part they need.
+ * A release row without `computed`: that column is the analysis's largest (the file tree is kept
+ * apart, in tree-store.ts), and no hot path (the 402, version status, a grant) needs it. The few
+ * readers of `computed` ask for the part they need.
  */
 export type ReleaseRow = Omit<typeof releases.$inferSelect, 'computed'>;
 const { computed: _computed, ...releaseColumns } = getTableColumns(releases);

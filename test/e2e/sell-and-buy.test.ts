@@ -133,6 +133,11 @@ describe('sell over SSH, scan, publish, buy with the official client', () => {
     const manifest = (await t.app.inject({ url: `/api/label/${listing.owner}/${listing.slug}` })).json();
     expect(manifest).toMatchObject({ version: '1.0.0', price_micro: '4000000' });
     expect(manifest.computed.file_count).toBe(3);
+    expect(manifest.computed.tree.map((f: { path: string }) => f.path).sort()).toEqual([
+      'README.md',
+      'package.json',
+      'src/notes.js',
+    ]);
     expect(manifest.computed.scan.verdict).toBe('pass');
     expect(manifest.computed.readme_html).toContain('Release notes');
     // A hosted listing's hosting metadata comes from repo402's own records; what it has no record of is null.

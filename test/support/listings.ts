@@ -5,6 +5,7 @@ import { insertListing, updateListing } from '../../src/listings/store.js';
 import { recordAttested } from '../../src/releases/cut/attest.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { insertRelease } from '../../src/releases/store.js';
+import { recordReleaseTree, splitTree } from '../../src/releases/tree-store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import type { TestApp } from './app.js';
@@ -106,6 +107,7 @@ export async function addFixtureReleases(
       const key = `fixtures/${listing.id}/${release.version}.zip`;
       await t.ctx.blobs.putBytes(key, zip, 'application/zip');
       const sha256 = createHash('sha256').update(zip).digest('hex');
+      const { computed, tree } = splitTree(release.computed ?? inspection.computed);
       const row = {
         listingId: listing.id,
         version: release.version,
@@ -119,7 +121,7 @@ export async function addFixtureReleases(
         changelog: `Release ${release.version}`,
         diffSummary: inspection.diffSummary,
         verdict: release.verdict ?? inspection.verdict,
-        computed: release.computed ?? inspection.computed,
+        computed,
         scan: release.scan ? { ...inspection.scan, ...release.scan } : inspection.scan,
         analyzerVersion: inspection.analyzerVersion,
         scannerVersion: inspection.scannerVersion,
@@ -128,11 +130,18 @@ export async function addFixtureReleases(
       };
       const verdict = row.verdict;
       // Like a cut: a release whose verdict is final is attested in the transaction that writes it.
-      if (verdict === 'pending') await insertRelease(t.ctx.database.db, row);
-      else
-        await recordAttested(t.ctx, listing, path.join(repo.dir, '.git'), commit, { ...row, verdict }, (tx) =>
-          insertRelease(tx, row),
-        );
+      const inserted =
+        verdict === 'pending'
+          ? await insertRelease(t.ctx.database.db, row)
+          : await recordAttested(
+              t.ctx,
+              listing,
+              path.join(repo.dir, '.git'),
+              commit,
+              { ...row, verdict },
+              (tx) => insertRelease(tx, row),
+            );
+      await recordReleaseTree(t.ctx.database.db, inserted!.id, tree);
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
       fixture.zips.set(release.version, { bytes: zip, sha256 });
     }

@@ -7,6 +7,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   unique,
   uniqueIndex,
@@ -233,4 +234,22 @@ export const releases = pgTable(
       sql`(${table.artifactKey} is null) = (${table.artifactSha256} is null) and (${table.artifactKey} is null) = (${table.sizeBytes} is null) and (${table.artifactKey} is not null or ${table.verdict} = 'fail')`,
     ),
   ],
+);
+
+/**
+ * A release's file tree (`computed.tree`), in parts of at most 1,000 files in tree order. Kept out
+ * of `releases.computed`: at the file limit the tree is about 1.2 MB of JSON, and on the embedded
+ * database one statement writing or reading it held the event loop for longer than any request
+ * may wait; parts are written and read one small statement at a time.
+ */
+export const releaseTreeParts = pgTable(
+  'release_tree_parts',
+  {
+    releaseId: uuid('release_id')
+      .notNull()
+      .references(() => releases.id),
+    part: integer('part').notNull(),
+    files: jsonb('files').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.releaseId, table.part] })],
 );

@@ -1,0 +1,63 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { and, asc, eq, gte, lt } from 'drizzle-orm';
+import type { Db } from '../db/connect.js';
+import { releaseTreeParts } from '../db/schema/index.js';
+
+/** Files per stored part: about 60 KB of JSON, a few milliseconds for the embedded database. */
+export const TREE_PART_FILES = 1000;
+/** Parts read per statement. */
+const PARTS_PER_READ = 4;
+
+/**
+ * Records a release's file tree (`computed.tree`) in parts, one small statement each with a turn
+ * of the event loop between them: at the file limit the whole tree in one statement held the
+ * embedded database, and with it every request, for longer than any request may wait. A retried
+ * inspection writes the same parts again.
+ */
+export async function recordReleaseTree(db: Db, releaseId: string, files: unknown[]): Promise<void> {
+  const parts = Math.ceil(files.length / TREE_PART_FILES);
+  for (let part = 0; part < parts; part++) {
+    const slice = files.slice(part * TREE_PART_FILES, (part + 1) * TREE_PART_FILES);
+    await db
+      .insert(releaseTreeParts)
+      .values({ releaseId, part, files: slice })
+      .onConflictDoUpdate({
+        target: [releaseTreeParts.releaseId, releaseTreeParts.part],
+        set: { files: slice },
+      });
+    await yieldToLoop();
+  }
+  // A retry after an analyser upgrade may find fewer files: no part of the older tree may remain.
+  await db
+    .delete(releaseTreeParts)
+    .where(and(eq(releaseTreeParts.releaseId, releaseId), gte(releaseTreeParts.part, parts)));
+}
+
+/** A release's file tree in tree order, read a few parts at a time; empty when none was recorded. */
+export async function releaseTree(db: Db, releaseId: string): Promise<unknown[]> {
+  const files: unknown[] = [];
+  for (let from = 0; ; from += PARTS_PER_READ) {
+    const rows = await db
+      .select({ files: releaseTreeParts.files })
+      .from(releaseTreeParts)
+      .where(
+        and(
+          eq(releaseTreeParts.releaseId, releaseId),
+          gte(releaseTreeParts.part, from),
+          lt(releaseTreeParts.part, from + PARTS_PER_READ),
+        ),
+      )
+      .orderBy(asc(releaseTreeParts.part));
+    for (const row of rows) files.push(...(row.files as unknown[]));
+    if (rows.length < PARTS_PER_READ) return files;
+    await yieldToLoop();
+  }
+}
+
+/** An analysis's `computed` apart from its file tree, which is recorded in parts (`recordReleaseTree`). */
+export function splitTree(computed: unknown): { computed: unknown; tree: unknown[] } {
+  if (computed === null || typeof computed !== 'object' || !('tree' in computed))
+    return { computed, tree: [] };
+  const { tree, ...rest } = computed as { tree: unknown };
+  return { computed: rest, tree: Array.isArray(tree) ? tree : [] };
+}
