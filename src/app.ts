@@ -51,6 +51,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     http: {
+      // Node answers an HTTP/1.1 request without Host with an empty 400; the onRequest hook below
+      // answers it with the error body instead.
+      requireHostHeader: false,
       headersTimeout: config.http.headersTimeoutMs,
       // Node checks the request and headers timeouts on this tick (every 30 s by default).
       connectionsCheckingInterval: 1000,
@@ -81,7 +84,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       delete request.raw.headers['payment-signature'];
       delete request.raw.headers['x-wallet-signature'];
     }
-    if (closing) {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      // RFC 9112 section 3.2: an HTTP/1.1 request without Host is a 400 (HTTP/1.0 needs none).
+      done(AppError.invalid([{ field: 'host', reason: 'an HTTP/1.1 request must carry a Host header' }]));
+    } else if (closing) {
       done(
         new AppError('paused', {
           message: 'The server is shutting down; retry shortly',

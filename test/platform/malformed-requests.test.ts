@@ -151,6 +151,8 @@ const BAD_HEADERS: Case[] = [
     name: 'too many headers',
     bytes: `GET /api/health HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-${i}: y`).join('\r\n')}\r\n\r\n`,
   },
+  { name: 'HTTP/1.1 without Host', bytes: 'GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n' },
+  { name: 'HTTP/1.1 POST without Host', bytes: 'POST /test/echo HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}' },
   { name: 'garbage request line', bytes: 'HELLO THERE\r\n\r\n' },
   {
     name: 'binary garbage',
@@ -379,6 +381,17 @@ describe('malformed requests', () => {
     );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ ok: true });
+  });
+
+  it('asks an HTTP/1.1 request for its Host, and serves HTTP/1.0, which needs none', async () => {
+    const missing = await rawRequest(port, 'GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.body)).toMatchObject({
+      code: 'invalid_request',
+      details: { issues: [{ field: 'host', reason: 'an HTTP/1.1 request must carry a Host header' }] },
+    });
+    const old = await rawRequest(port, 'GET /api/health HTTP/1.0\r\n\r\n');
+    expect(old.status).toBe(200);
   });
 
   it('keeps a safe caller request id and replaces an unsafe one', async () => {
