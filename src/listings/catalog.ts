@@ -1,7 +1,6 @@
 import { type AnyColumn, and, desc, eq, ilike, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
-import { releaseTree } from '../releases/tree-store.js';
 import { onShowSql, type PublicListing, publicListingColumns } from './public-listings.js';
 
 /**
@@ -58,8 +57,8 @@ export async function findCatalogEntry(
 }
 
 /**
- * What repo402 measured and found in a release (`computed` with its file tree, `scan`), and what
- * advisories found since.
+ * What repo402 measured and found in a release (`computed` but its file tree, which is stored
+ * apart: `releaseTree`), and what advisories found since.
  */
 export async function findReleaseDocuments(db: Db, releaseId: string) {
   const [row] = await db
@@ -71,7 +70,7 @@ export async function findReleaseDocuments(db: Db, releaseId: string) {
     })
     .from(releases)
     .where(eq(releases.id, releaseId));
-  return row && { ...row, tree: await releaseTree(db, releaseId) };
+  return row;
 }
 
 /** Every listing on sale (published) with its latest passing release, at most `limit`. */

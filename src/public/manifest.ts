@@ -10,7 +10,7 @@ import { cacheSlot, listingCacheSlot } from '../platform/caches.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
-import { latestPassingRelease } from '../releases/service.js';
+import { latestPassingRelease, releaseTree } from '../releases/service.js';
 import { withAdvisoryFlag } from '../releases/views.js';
 import { toPublicScan } from '../scan/report.js';
 import type { ScanReport } from '../scan/types.js';
@@ -107,7 +107,8 @@ async function manifestView(
   let entry = documents.get(key);
   if (!entry) {
     const stored = await findReleaseDocuments(ctx.database.db, release.id);
-    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored);
+    const tree = stored ? await releaseTree(ctx.database.db, release.id) : undefined;
+    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored && { ...stored, tree });
     entry = { manifest, doc: prebuilt(manifest) };
     documents.set(key, entry);
   }
@@ -135,7 +136,7 @@ function buildManifest(
   baseUrl: string,
   listing: PublicListing & PricedListing,
   release: ReleaseHead,
-  stored: Awaited<ReturnType<typeof findReleaseDocuments>>,
+  stored: (Awaited<ReturnType<typeof findReleaseDocuments>> & { tree?: unknown[] }) | undefined,
 ): Record<string, unknown> {
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
   const offer = offerFor(listing, release.version);
