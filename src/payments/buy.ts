@@ -9,13 +9,13 @@ import { listingCacheSlot } from '../platform/caches.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { parseMicroUsdc } from '../platform/money.js';
-import { publishedRelease, type Release, updateOffer } from '../releases/service.js';
+import { publishedRelease, updateOffer } from '../releases/service.js';
 import { authorizationDigest } from './authorization-digest.js';
 import { paymentRail } from './context.js';
 import { BASE_CHAIN_ID } from './devnet/chain.js';
-import { grantFor } from './grants.js';
+import { type GrantableRelease, grantFor } from './grants.js';
 import { holdingOf } from './holdings.js';
-import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead, type SaleHead } from './listing.js';
+import { cachedSaleHead, type PayingHead, readPayingHead, readSaleHead } from './listing.js';
 import { type Offer, offerFor } from './offer.js';
 import { type DecodedPayment, decodePaymentSignature } from './payment-header.js';
 import {
@@ -147,7 +147,7 @@ export async function paymentRequired(
 /** A price of zero: granted at once; a known wallet gets the version recorded as held. */
 async function freeGrant(
   ctx: AppContext,
-  release: Release,
+  release: GrantableRelease,
   offer: Offer,
   wallet: Address | undefined,
   source: PurchaseSource,
@@ -391,7 +391,7 @@ async function continuePayment(
   ctx: AppContext,
   rail: PaymentRail,
   row: PaymentRow,
-  head: SaleHead,
+  head: Pick<PayingHead, 'listing' | 'release'>,
 ): Promise<BuyResult> {
   if (row.state === 'settled') throw await replayError(ctx, row);
   const claim = await claimForSettlement(ctx, row.id);
@@ -414,7 +414,7 @@ async function settleClaimed(
   ctx: AppContext,
   rail: PaymentRail,
   claimed: PaymentRow,
-  head: SaleHead,
+  head: Pick<PayingHead, 'listing' | 'release'>,
 ): Promise<BuyResult> {
   return outcomeToResult(
     ctx,
@@ -440,7 +440,7 @@ async function whileSlotTaken(ctx: AppContext, holder: PaymentRow): Promise<BuyR
 async function outcomeToResult(
   ctx: AppContext,
   outcome: SettlementOutcome,
-  head: SaleHead,
+  head: Pick<PayingHead, 'listing' | 'release'>,
 ): Promise<BuyResult> {
   if (outcome.state === 'pending') throw pending(outcome.reason);
   if (outcome.state === 'failed') throw outcome.error;

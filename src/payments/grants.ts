@@ -4,6 +4,13 @@ import type { AppContext } from '../context.js';
 import { listingNamesById } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import type { Release } from '../releases/service.js';
+
+/** What granting a release reads of it. */
+export type GrantableRelease = Pick<
+  Release,
+  'id' | 'listingId' | 'version' | 'artifactKey' | 'artifactSha256' | 'sizeBytes'
+>;
+
 import type { Grant, GrantKind } from './schemas.js';
 import { signToken, verifyToken } from './signed-token.js';
 
@@ -18,7 +25,7 @@ const KIND = 'd1';
 
 export async function grantFor(
   ctx: AppContext,
-  release: Release,
+  release: GrantableRelease,
   extras: {
     kind: GrantKind;
     purchaseId?: string;

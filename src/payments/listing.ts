@@ -4,6 +4,7 @@ import { isValidName } from '../identity/handles.js';
 import { findPublicListing, type PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/caches.js';
 import { latestPassingRelease, type Release } from '../releases/service.js';
+import type { GrantableRelease } from './grants.js';
 import { type Holding, holdingFrom } from './holdings.js';
 import { type PricedListing, pricedListing } from './offer.js';
 import { readPaymentHead } from './store.js';
@@ -39,8 +40,13 @@ export async function readSaleHead(db: Db, owner: string, slug: string): Promise
   return listing && release ? { listing, release } : null;
 }
 
-/** What a paying request decides on: the sale head, the payer's holding, its authorization's row. */
-export interface PayingHead extends SaleHead {
+/**
+ * What a paying request decides on: the listing and the release on sale (what granting it reads),
+ * the payer's holding, its authorization's row.
+ */
+export interface PayingHead {
+  listing: SaleHead['listing'];
+  release: GrantableRelease;
   holding: Holding;
   /** The payment row of the authorization being paid with, when it has one. */
   paymentId?: string;
@@ -64,7 +70,7 @@ export async function readPayingHead(
   if (!row || row.listing.status === 'draft') return null;
   const listing = pricedListing({ ...row.listing, status: row.listing.status });
   // A passing release always has its zip (the releases table's check `releases_artifact_whole`).
-  const release = row.release as Release | null;
+  const release = row.release as GrantableRelease | null;
   if (!listing || !release) return null;
   return { listing, release, holding: holdingFrom(row), paymentId: row.paymentId ?? undefined };
 }

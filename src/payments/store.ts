@@ -80,13 +80,14 @@ export async function readHolding(
 
 /** A listing's public fields (`PublicListing`), read only for a listing on show (`onShowSql`). */
 type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof publicListingColumns>;
-// The release as the buy path needs it: every column but the (large) computed manifest.
-const { computed: _computed, ...releaseColumns } = getTableColumns(releases);
-type ReleaseRow = Omit<typeof releases.$inferSelect, 'computed'>;
+// The release as a payment needs it, to grant it: the documents (scan, diff, changelog) stay unread.
+const { id, listingId, version, artifactKey, artifactSha256, sizeBytes } = getTableColumns(releases);
+const payingReleaseColumns = { id, listingId, version, artifactKey, artifactSha256, sizeBytes };
+type PayingReleaseRow = Pick<typeof releases.$inferSelect, keyof typeof payingReleaseColumns>;
 
 const PAYMENT_HEAD = statement<Record<string, unknown>>(
   'payments_head',
-  `select ${columnList('l', 'listing', publicListingColumns)}, ${columnList('r', 'release', releaseColumns)},
+  `select ${columnList('l', 'listing', publicListingColumns)}, ${columnList('r', 'release', payingReleaseColumns)},
     ${holdingColumns('$3', 'l.id')},
     (select id from payments where asset = $4 and payer = $3 and nonce = $5) as "paymentId"
   from listings l
@@ -110,7 +111,7 @@ export async function readPaymentHead(
   if (!row) return undefined;
   return {
     listing: fromColumns<ListingForSale>(row, 'listing', publicListingColumns)!,
-    release: fromColumns<ReleaseRow>(row, 'release', releaseColumns),
+    release: fromColumns<PayingReleaseRow>(row, 'release', payingReleaseColumns),
     versions: row.versions as string[],
     allVersions: row.allVersions as string[],
     paymentId: (row.paymentId as string | null) ?? undefined,
