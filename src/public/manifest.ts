@@ -34,8 +34,18 @@ export interface ManifestView {
   doc: Prebuilt;
 }
 
+/**
+ * Bytes of serialised manifests kept (the parsed form beside each takes a few times as much): a
+ * typical manifest is 40 KB, one at the file limit 1.3 MB, so a count alone could hold gigabytes.
+ */
+const MANIFEST_CACHE_BYTES = 32 * 1024 * 1024;
 const manifestDocuments = cacheSlot(
-  () => new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({ max: 2000 }),
+  () =>
+    new LRUCache<string, { manifest: Record<string, unknown>; doc: Prebuilt }>({
+      max: 2000,
+      maxSize: MANIFEST_CACHE_BYTES,
+      sizeCalculation: (entry) => entry.doc.body.length,
+    }),
 );
 const manifestViews = listingCacheSlot<ManifestView>({ max: 10_000, ttlMs: 1000, keyedByListing: true });
 
