@@ -35,6 +35,9 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   spec: ToolSpec<I, O>,
   run: (ctx: AppContext, args: z.infer<I>, caller: ToolCaller) => Promise<z.infer<O>>,
 ): McpTool {
+  // Built once: every request registers the tools on a fresh server. A registered schema
+  // (`.meta({id})`) would become a root `$ref`; MCP wants `type: object` at the root.
+  const outputSchema = z.looseObject(spec.output.shape);
   return {
     name,
     register(server, ctx, caller) {
@@ -44,8 +47,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
           title: spec.title,
           description: spec.description,
           inputSchema: spec.input,
-          // A registered schema (`.meta({id})`) would become a root `$ref`; MCP wants `type: object` at the root.
-          outputSchema: z.looseObject(spec.output.shape),
+          outputSchema,
           annotations: spec.annotations,
         },
         // The SDK's generic over Zod shapes cannot follow `I` here; the schema above validates args.
