@@ -5,14 +5,14 @@ import { listingNamesById } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import type { Release } from '../releases/service.js';
 
+import type { Grant, GrantKind } from './schemas.js';
+import { signToken, verifyToken } from './signed-token.js';
+
 /** What granting a release reads of it. */
 export type GrantableRelease = Pick<
   Release,
   'id' | 'listingId' | 'version' | 'artifactKey' | 'artifactSha256' | 'sizeBytes'
 >;
-
-import type { Grant, GrantKind } from './schemas.js';
-import { signToken, verifyToken } from './signed-token.js';
 
 /**
  * Grants (DESIGN.md item 9): a download URL that lives 5 minutes. Locally it is

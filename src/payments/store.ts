@@ -81,8 +81,15 @@ export async function readHolding(
 /** A listing's public fields (`PublicListing`), read only for a listing on show (`onShowSql`). */
 type ListingForSale = Pick<typeof listings.$inferSelect, keyof typeof publicListingColumns>;
 // The release as a payment needs it, to grant it: the documents (scan, diff, changelog) stay unread.
-const { id, listingId, version, artifactKey, artifactSha256, sizeBytes } = getTableColumns(releases);
-const payingReleaseColumns = { id, listingId, version, artifactKey, artifactSha256, sizeBytes };
+const releaseTable = getTableColumns(releases);
+const payingReleaseColumns = {
+  id: releaseTable.id,
+  listingId: releaseTable.listingId,
+  version: releaseTable.version,
+  artifactKey: releaseTable.artifactKey,
+  artifactSha256: releaseTable.artifactSha256,
+  sizeBytes: releaseTable.sizeBytes,
+};
 type PayingReleaseRow = Pick<typeof releases.$inferSelect, keyof typeof payingReleaseColumns>;
 
 const PAYMENT_HEAD = statement<Record<string, unknown>>(

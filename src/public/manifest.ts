@@ -117,8 +117,8 @@ async function manifestView(
   let entry = documents.get(key);
   if (!entry) {
     const stored = await findReleaseDocuments(ctx.database.db, release.id);
-    const tree = stored ? await releaseTree(ctx.database.db, release.id) : undefined;
-    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored && { ...stored, tree });
+    const tree = await releaseTree(ctx.database.db, release.id);
+    const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored, tree);
     entry = { manifest, doc: prebuilt(manifest) };
     documents.set(key, entry);
   }
@@ -146,7 +146,8 @@ function buildManifest(
   baseUrl: string,
   listing: PublicListing & PricedListing,
   release: ReleaseHead,
-  stored: (Awaited<ReturnType<typeof findReleaseDocuments>> & { tree?: unknown[] }) | undefined,
+  stored: Awaited<ReturnType<typeof findReleaseDocuments>>,
+  tree: unknown[],
 ): Record<string, unknown> {
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
   const offer = offerFor(listing, release.version);
@@ -166,7 +167,7 @@ function buildManifest(
     release_log: { url: urls.releases, on_sale: RELEASE_LOG_ON_SALE, cadence_counts: RELEASE_LOG_CADENCE },
     computed: {
       ...(stored?.computed as Record<string, unknown>),
-      tree: stored?.tree,
+      tree,
       scan: stored?.scan ? toPublicScan(stored.scan as ScanReport) : undefined,
     },
     ...(stored ? withAdvisoryFlag(stored) : {}),
