@@ -43,6 +43,7 @@ import {
   findPurchaseByPayment,
   findSlotHolder,
   insertEntitlement,
+  insertNewBuyerPayment,
   insertPayment,
   insertPurchase,
   type PaymentRow,
@@ -181,8 +182,9 @@ async function freeGrant(
 }
 
 /**
- * A payment decides on the listing as it is now, never on the cached head: listing, release on
- * sale, the payer's holding and the authorization's row are read together (`readPayingHead`).
+ * A payment decides on the listing as it is now, never on the cached head: either the insert of
+ * its row checks that the offer still stands (`payOnCachedHead`), or listing, release on sale, the
+ * payer's holding and the authorization's row are read together first (`readPayingHead`).
  */
 async function buyWithPayment(
   ctx: AppContext,
@@ -204,9 +206,59 @@ async function buyWithPayment(
     payer: authorization.from.toLowerCase(),
     nonce: authorization.nonce,
   };
+  const paid = await payOnCachedHead(ctx, rail, payment, key, request);
+  if (paid) return paid;
   const head = await readPayingHead(ctx.database, request.owner, request.slug, key);
   if (!head) throw notFound();
   return payWith(ctx, rail, head, payment, key, request);
+}
+
+/**
+ * The common purchase, a new buyer paying the quote of a 402 just served, in two statements rather
+ * than three: decided on the cached sale head, its row written by an insert that checks, as it
+ * runs, that the offer still stands (`insertNewBuyerPayment`). Undefined whenever anything else
+ * may be the case (another kind of quote, a check or the verify failing, the row not written): the
+ * caller then decides on the listing read afresh, which answers every such case.
+ */
+async function payOnCachedHead(
+  ctx: AppContext,
+  rail: PaymentRail,
+  payment: DecodedPayment,
+  key: PaymentKey,
+  request: BuyRequest,
+): Promise<BuyResult | undefined> {
+  const quoteId = quoteIdOf(request, payment);
+  const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
+  if (quote?.kind !== 'new') return undefined;
+  const head = await cachedSaleHead(ctx, request.owner, request.slug);
+  if (head?.listing.status !== 'published') return undefined;
+  const now = ctx.clock.now();
+  const offer = offerFor(head.listing, head.release.version);
+  if (offer.amountMicro === 0n || !quoteIsCurrent(quote, offer, now)) return undefined;
+  await assertNotSanctioned(ctx.config.compliance, payment.authorization.from);
+  const requirements = requirementsFor(rail, offer);
+  if (unsettleable(payment, rail, now) || mismatch(payment, requirements, head.listing, now)) {
+    return undefined;
+  }
+  const verified = await rail.facilitator.verify(payment.payload, requirements);
+  if (!verified.isValid || (verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer)) {
+    return undefined;
+  }
+  const row = claimedRow(ctx, rail, head.listing, offer, payment, key, requirements, request.source);
+  const inserted = await insertNewBuyerPayment(ctx.database, row, head.release.id);
+  return inserted && settleClaimed(ctx, rail, inserted, head);
+}
+
+/** The unique key of an authorization's payment row. */
+interface PaymentKey {
+  asset: string;
+  payer: string;
+  nonce: string;
+}
+
+/** The quote id a paying request names: X-Quote-Id, else the one echoed in its payload. */
+function quoteIdOf(request: BuyRequest, payment: DecodedPayment): string | undefined {
+  return request.quoteId ?? echoedQuoteId(payment);
 }
 
 async function payWith(
@@ -214,7 +266,7 @@ async function payWith(
   rail: PaymentRail,
   head: PayingHead,
   payment: DecodedPayment,
-  key: { asset: string; payer: string; nonce: string },
+  key: PaymentKey,
   request: BuyRequest,
 ): Promise<BuyResult> {
   const { listing, release, holding } = head;
@@ -229,7 +281,8 @@ async function payWith(
     await assertSignedByPayer(ctx, rail, payment);
     return continuePayment(ctx, rail, ownRow(existing, listing), head);
   }
-  assertSettleableHere(payment, rail, ctx.clock.now());
+  const refused = unsettleable(payment, rail, ctx.clock.now());
+  if (refused) throw refused;
   const offer = offerFor(listing, release.version, holding);
   if (offer.kind === 'owned' || offer.amountMicro === 0n) await assertSignedByPayer(ctx, rail, payment);
   if (offer.kind === 'owned') {
@@ -238,7 +291,7 @@ async function payWith(
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
 
-  const quoteId = request.quoteId ?? echoedQuoteId(payment);
+  const quoteId = quoteIdOf(request, payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
   if (!quote || !quoteIsCurrent(quote, offer, ctx.clock.now())) {
     throw new AppError('price_changed', {
@@ -250,7 +303,8 @@ async function payWith(
   }
 
   const requirements = requirementsFor(rail, offer);
-  assertMatchesRequirements(payment, requirements, listing, ctx.clock.now());
+  const mismatched = mismatch(payment, requirements, listing, ctx.clock.now());
+  if (mismatched) throw mismatched;
   const verified = await rail.facilitator.verify(payment.payload, requirements);
   if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
     throw notSignedByPayer();
@@ -272,30 +326,7 @@ async function payWith(
     }
   }
 
-  const now = ctx.clock.now();
-  const row: ClaimedPayment = {
-    ...key,
-    network: rail.network,
-    payTo: rail.payTo.toLowerCase(),
-    amountMicro: offer.amountMicro,
-    listingId: listing.id,
-    creatorId: listing.creatorId,
-    version: offer.version,
-    kind: offer.kind,
-    fromVersion: offer.fromVersion ?? null,
-    updatePriceMicro: offer.updatePriceMicro,
-    source: request.source,
-    payload: payment.payload,
-    requirements,
-    validBefore: new Date(Number(authorization.validBefore) * 1000),
-    // Inserted already claimed for this first attempt (as claimForSettlement would leave it),
-    // which saves the claim's round trip; a crash before the settle leaves a lease that expires.
-    state: 'settling',
-    leaseUntil: leaseUntil(ctx, now),
-    attempts: 1,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = claimedRow(ctx, rail, listing, offer, payment, key, requirements, request.source);
   // Twice at most: the slot's holder may fail between our insert and our read of it.
   for (let round = 0; round < 2; round += 1) {
     const inserted = await insertPayment(ctx.database, row);
@@ -308,25 +339,63 @@ async function payWith(
   throw pending('settlement_pending');
 }
 
+/** The row of a new payment for `offer`, inserted already claimed for its first attempt. */
+function claimedRow(
+  ctx: AppContext,
+  rail: PaymentRail,
+  listing: { id: string; creatorId: string },
+  offer: Offer,
+  payment: DecodedPayment,
+  key: PaymentKey,
+  requirements: ReturnType<typeof requirementsFor>,
+  source: PurchaseSource,
+): ClaimedPayment {
+  const now = ctx.clock.now();
+  return {
+    ...key,
+    network: rail.network,
+    payTo: rail.payTo.toLowerCase(),
+    amountMicro: offer.amountMicro,
+    listingId: listing.id,
+    creatorId: listing.creatorId,
+    version: offer.version,
+    kind: offer.kind,
+    fromVersion: offer.fromVersion ?? null,
+    updatePriceMicro: offer.updatePriceMicro,
+    source,
+    payload: payment.payload,
+    requirements,
+    validBefore: new Date(Number(payment.authorization.validBefore) * 1000),
+    // Inserted already claimed for this first attempt (as claimForSettlement would leave it),
+    // which saves the claim's round trip; a crash before the settle leaves a lease that expires.
+    state: 'settling',
+    leaseUntil: leaseUntil(ctx, now),
+    attempts: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 /**
- * A new authorization must be one this service could settle: paying its address, not expired.
- * The owner's grant and a free record take it as proof of its wallet, and an authorization that
- * wallet signed for anyone else becomes public once it is executed on chain; replayed here, it
- * must not unlock what the wallet owns.
+ * Why a new authorization is not one this service could settle (it pays another address, or has
+ * expired), if it is not. The owner's grant and a free record take it as proof of its wallet, and
+ * an authorization that wallet signed for anyone else becomes public once it is executed on chain;
+ * replayed here, it must not unlock what the wallet owns.
  */
-function assertSettleableHere(payment: DecodedPayment, rail: PaymentRail, now: Date): void {
+function unsettleable(payment: DecodedPayment, rail: PaymentRail, now: Date): AppError | undefined {
   const { authorization } = payment;
   if (authorization.to.toLowerCase() !== rail.payTo.toLowerCase()) {
-    throw new AppError('authorization_mismatch', {
+    return new AppError('authorization_mismatch', {
       message: "The authorization pays another address than this service's; sign this listing's 402",
       details: { mismatched: ['authorization.to'] },
     });
   }
   if (authorization.validBefore <= BigInt(Math.floor(now.getTime() / 1000))) {
-    throw new AppError('expired_authorization', {
+    return new AppError('expired_authorization', {
       message: 'The authorization has expired; request the resource again for a fresh 402 and sign it',
     });
   }
+  return undefined;
 }
 
 /**
@@ -480,8 +549,8 @@ async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> 
 }
 
 /**
- * Checks the signed authorization against what the quote asked for, before the facilitator. Its
- * recipient and expiry were checked already, for every new authorization (`assertSettleableHere`).
+ * How the signed authorization differs from what the quote asked for, if it does: checked before
+ * the facilitator. Its recipient and expiry are checked for every new authorization (`unsettleable`).
  * The resource the client echoes (x402 v2's `resource`, and the `accepts[].resource` alias) must
  * name this listing: an authorization signed for one listing's 402 never pays for another at the
  * same price. Its path is compared, not its origin: every API process answers for every listing,
@@ -489,12 +558,12 @@ async function replayError(ctx: AppContext, row: PaymentRow): Promise<AppError> 
  * stops a client's mistake and a header replayed as it is, not someone who rewrites it
  * (docs/SECURITY.md).
  */
-function assertMatchesRequirements(
+function mismatch(
   payment: DecodedPayment,
   requirements: ReturnType<typeof requirementsFor>,
   listing: { owner: string; slug: string },
   now: Date,
-): void {
+): AppError | undefined {
   const { accepted } = payment.payload;
   const { authorization } = payment;
   const mismatches: string[] = [];
@@ -515,17 +584,18 @@ function assertMatchesRequirements(
     mismatches.push('authorization.validBefore (beyond maxTimeoutSeconds)');
   }
   if (mismatches.length > 0) {
-    throw new AppError('authorization_mismatch', {
+    return new AppError('authorization_mismatch', {
       message: `The payment does not match this listing's 402 (${mismatches.join(', ')}); take a fresh 402`,
       details: { mismatched: mismatches },
     });
   }
   if (authorization.validBefore <= nowSeconds) {
-    throw new AppError('expired_authorization', {
+    return new AppError('expired_authorization', {
       message:
         'The authorization expired (validBefore has passed); request the resource again and sign the fresh 402',
     });
   }
+  return undefined;
 }
 
 /** Whether `url` (a client's echo, so anything) is an absolute URL whose path is `path`, under any base path. */

@@ -25,7 +25,7 @@ import {
   purchases,
   releases,
 } from '../db/schema/index.js';
-import { columnList, fromColumns, statement } from '../db/statement.js';
+import { columnList, fromColumns, type Statement, statement } from '../db/statement.js';
 import { onShowSql, publicListingColumns } from '../listings/public-listings.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -92,15 +92,20 @@ const payingReleaseColumns = {
 };
 type PayingReleaseRow = Pick<typeof releases.$inferSelect, keyof typeof payingReleaseColumns>;
 
+/** The id of the release on sale of the listing `alias`: its newest (by version) passing release. */
+function releaseOnSaleId(alias: string): string {
+  return `(select newest.id from releases newest
+    where newest.listing_id = ${alias}.id and newest.verdict = 'pass'
+    order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`;
+}
+
 const PAYMENT_HEAD = statement<Record<string, unknown>>(
   'payments_head',
   `select ${columnList('l', 'listing', publicListingColumns)}, ${columnList('r', 'release', payingReleaseColumns)},
     ${holdingColumns('$3', 'l.id')},
     (select id from payments where asset = $4 and payer = $3 and nonce = $5) as "paymentId"
   from listings l
-  left join releases r on r.id = (select newest.id from releases newest
-    where newest.listing_id = l.id and newest.verdict = 'pass'
-    order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
+  left join releases r on r.id = ${releaseOnSaleId('l')}
   where l.owner = $1 and l.slug = $2 and ${onShowSql('l')}`,
 );
 
@@ -131,13 +136,29 @@ export type ClaimedPayment = Omit<
   'id' | 'state' | 'transaction' | 'errorReason' | 'settledAt' | 'duplicate' | 'leaseUntil'
 > & { state: 'settling'; leaseUntil: Date };
 
+const PAYMENT_COLUMNS = `asset, payer, nonce, network, pay_to, amount_micro, listing_id, creator_id, version,
+  kind, from_version, update_price_micro, source, payload, requirements, valid_before, state, lease_until, attempts,
+  created_at, updated_at`;
+const PAYMENT_VALUES = `$1, $2, $3, $4, $5, $6::numeric, $7::uuid, $8::uuid, $9, $10, $11, $12::numeric, $13,
+  $14::jsonb, $15::jsonb, $16::timestamptz, $17, $18::timestamptz, $19::int, $20::timestamptz, $21::timestamptz`;
+
 const INSERT_PAYMENT = statement<{ id: string }>(
   'payments_insert',
-  `insert into payments (asset, payer, nonce, network, pay_to, amount_micro, listing_id, creator_id,
-    version, kind, from_version, update_price_micro, source, payload, requirements, valid_before, state,
-    lease_until, attempts, created_at, updated_at)
-  values ($1, $2, $3, $4, $5, $6::numeric, $7::uuid, $8::uuid, $9, $10, $11, $12::numeric, $13, $14::jsonb,
-    $15::jsonb, $16::timestamptz, $17, $18::timestamptz, $19::int, $20::timestamptz, $21::timestamptz)
+  `insert into payments (${PAYMENT_COLUMNS}) values (${PAYMENT_VALUES}) on conflict do nothing returning id`,
+);
+
+// A new buyer's row, written only while its offer still stands, checked by the insert itself: the
+// listing published at the row's prices, `$22` its release on sale, and the payer holding nothing
+// of it (so `new` is its kind, at the listing's price).
+const INSERT_NEW_BUYER_PAYMENT = statement<{ id: string }>(
+  'payments_insert_new_buyer',
+  `insert into payments (${PAYMENT_COLUMNS}) select ${PAYMENT_VALUES}
+  where $10 = 'new'
+    and exists (select 1 from listings l where l.id = $7::uuid and l.creator_id = $8::uuid
+      and l.status = 'published' and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
+      and ${releaseOnSaleId('l')} = $22::uuid)
+    and not exists (select 1 from entitlements where wallet = $2 and listing_id = $7::uuid)
+    and not exists (select 1 from purchases where wallet = $2 and listing_id = $7::uuid and all_versions)
   on conflict do nothing
   returning id`,
 );
@@ -147,11 +168,31 @@ const INSERT_PAYMENT = statement<{ id: string }>(
  * replay guard), or another payment of its buyer holds the version's slot. Only the id is read
  * back; the rest of the row is what was written.
  */
-export async function insertPayment(
+export function insertPayment(database: Database, row: ClaimedPayment): Promise<PaymentRow | undefined> {
+  return writePayment(database, INSERT_PAYMENT, row, []);
+}
+
+/**
+ * The same for a new buyer's payment decided on a cached sale head: written only if, as the
+ * insert runs, the listing is still published at the row's prices, `releaseId` is still its
+ * release on sale and the payer still holds none of it. Undefined when it is not written, for
+ * that reason or one of `insertPayment`'s: the caller reads the listing afresh to learn which.
+ */
+export function insertNewBuyerPayment(
   database: Database,
   row: ClaimedPayment,
+  releaseId: string,
 ): Promise<PaymentRow | undefined> {
-  const [inserted] = await database.run(INSERT_PAYMENT, [
+  return writePayment(database, INSERT_NEW_BUYER_PAYMENT, row, [releaseId]);
+}
+
+async function writePayment(
+  database: Database,
+  insert: Statement<{ id: string }>,
+  row: ClaimedPayment,
+  conditions: string[],
+): Promise<PaymentRow | undefined> {
+  const [inserted] = await database.run(insert, [
     row.asset,
     row.payer,
     row.nonce,
@@ -173,6 +214,7 @@ export async function insertPayment(
     row.attempts,
     row.createdAt,
     row.updatedAt,
+    ...conditions,
   ]);
   return (
     inserted && {
