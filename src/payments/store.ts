@@ -149,7 +149,8 @@ const INSERT_PAYMENT = statement<{ id: string }>(
 
 // A new buyer's row, written only while its offer still stands, checked by the insert itself: the
 // listing published at the row's prices, `$22` its release on sale, and the payer holding nothing
-// of it (so `new` is its kind, at the listing's price).
+// of it (so `new` is its kind, at the listing's price). No entitlement means no holding: every
+// purchase, `all_versions` ones included, writes its entitlement with it, and none is deleted.
 const INSERT_NEW_BUYER_PAYMENT = statement<{ id: string }>(
   'payments_insert_new_buyer',
   `insert into payments (${PAYMENT_COLUMNS}) select ${PAYMENT_VALUES}
@@ -158,7 +159,6 @@ const INSERT_NEW_BUYER_PAYMENT = statement<{ id: string }>(
       and l.status = 'published' and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
       and ${releaseOnSaleId('l')} = $22::uuid)
     and not exists (select 1 from entitlements where wallet = $2 and listing_id = $7::uuid)
-    and not exists (select 1 from purchases where wallet = $2 and listing_id = $7::uuid and all_versions)
   on conflict do nothing
   returning id`,
 );
