@@ -1,4 +1,5 @@
-import type { SettleResponse } from '@x402/core/types';
+import { isDeepStrictEqual } from 'node:util';
+import type { PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { authorizationTypes } from '@x402/evm';
 import type { Address, Hex, PublicClient } from 'viem';
 import type { AppContext } from '../context.js';
@@ -38,6 +39,7 @@ import {
 } from './settlement.js';
 import {
   type ClaimedPayment,
+  deleteUnsettledPayment,
   findPayment,
   findPaymentById,
   findPurchaseByPayment,
@@ -206,19 +208,20 @@ async function buyWithPayment(
     payer: authorization.from.toLowerCase(),
     nonce: authorization.nonce,
   };
-  const paid = await payOnCachedHead(ctx, rail, payment, key, request);
-  if (paid) return paid;
+  const fast = await payOnCachedHead(ctx, rail, payment, key, request);
+  if ('paid' in fast) return fast.paid;
   const head = await readPayingHead(ctx.database, request.owner, request.slug, key);
   if (!head) throw notFound();
-  return payWith(ctx, rail, head, payment, key, request);
+  return payWith(ctx, rail, head, payment, key, request, fast.verified);
 }
 
 /**
  * The common purchase, a new buyer paying the quote of a 402 just served, in two statements rather
  * than three: decided on the cached sale head, its row written by an insert that checks, as it
- * runs, that the offer still stands (`insertNewBuyerPayment`). Undefined whenever anything else
- * may be the case (another kind of quote, a check or the verify failing, the row not written): the
- * caller then decides on the listing read afresh, which answers every such case.
+ * runs, that the offer still stands (`insertNewBuyerPayment`), and only then verified. Whatever the
+ * insert refuses (a replay, a retry, an owner, a stale cache) is left to the fresh path without
+ * asking the facilitator anything, as before. A row whose verify refuses or fails is removed before
+ * that answer is given, so the fresh path decides as if it had never been written, on this verify.
  */
 async function payOnCachedHead(
   ctx: AppContext,
@@ -226,27 +229,39 @@ async function payOnCachedHead(
   payment: DecodedPayment,
   key: PaymentKey,
   request: BuyRequest,
-): Promise<BuyResult | undefined> {
+): Promise<{ paid: BuyResult } | { verified?: PriorVerify }> {
   const quoteId = quoteIdOf(request, payment);
   const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
-  if (quote?.kind !== 'new') return undefined;
+  if (quote?.kind !== 'new') return {};
   const head = await cachedSaleHead(ctx, request.owner, request.slug);
-  if (head?.listing.status !== 'published') return undefined;
+  if (head?.listing.status !== 'published') return {};
   const now = ctx.clock.now();
   const offer = offerFor(head.listing, head.release.version);
-  if (offer.amountMicro === 0n || !quoteIsCurrent(quote, offer, now)) return undefined;
+  if (offer.amountMicro === 0n || !quoteIsCurrent(quote, offer, now)) return {};
   await assertNotSanctioned(ctx.config.compliance, payment.authorization.from);
   const requirements = requirementsFor(rail, offer);
-  if (unsettleable(payment, rail, now) || mismatch(payment, requirements, head.listing, now)) {
-    return undefined;
-  }
-  const verified = await rail.facilitator.verify(payment.payload, requirements);
-  if (!verified.isValid || (verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer)) {
-    return undefined;
-  }
+  if (unsettleable(payment, rail, now) || mismatch(payment, requirements, head.listing, now)) return {};
   const row = claimedRow(ctx, rail, head.listing, offer, payment, key, requirements, request.source);
   const inserted = await insertNewBuyerPayment(ctx.database, row, head.release.id);
-  return inserted && settleClaimed(ctx, rail, inserted, head);
+  if (!inserted) return {};
+  let response: VerifyResponse;
+  try {
+    response = await rail.facilitator.verify(payment.payload, requirements);
+  } catch (error) {
+    await deleteUnsettledPayment(ctx.database.db, inserted.id);
+    throw error;
+  }
+  if (response.isValid && (response.payer === undefined || response.payer.toLowerCase() === key.payer)) {
+    return { paid: await settleClaimed(ctx, rail, inserted, head) };
+  }
+  await deleteUnsettledPayment(ctx.database.db, inserted.id);
+  return { verified: { requirements, response } };
+}
+
+/** The facilitator's answer to a verify already asked for these requirements. */
+interface PriorVerify {
+  requirements: PaymentRequirements;
+  response: VerifyResponse;
 }
 
 /** The unique key of an authorization's payment row. */
@@ -268,6 +283,7 @@ async function payWith(
   payment: DecodedPayment,
   key: PaymentKey,
   request: BuyRequest,
+  prior?: PriorVerify,
 ): Promise<BuyResult> {
   const { listing, release, holding } = head;
   const { authorization } = payment;
@@ -305,7 +321,11 @@ async function payWith(
   const requirements = requirementsFor(rail, offer);
   const mismatched = mismatch(payment, requirements, listing, ctx.clock.now());
   if (mismatched) throw mismatched;
-  const verified = await rail.facilitator.verify(payment.payload, requirements);
+  // Asked once per payment: the cached-head path may have asked already, for these requirements.
+  const verified =
+    prior && isDeepStrictEqual(prior.requirements, requirements)
+      ? prior.response
+      : await rail.facilitator.verify(payment.payload, requirements);
   if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
     throw notSignedByPayer();
   }

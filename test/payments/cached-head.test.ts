@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { listings, payments, releases } from '../../src/db/schema/index.js';
 import { BACKENDS } from '../support/db.js';
+import { patchListingFixture } from '../support/listings.js';
 import {
   buy,
   buyUrl,
@@ -12,6 +13,7 @@ import {
   publishListing,
   quote,
   signPayment,
+  walletSignatureHeader,
 } from './support.js';
 
 /**
@@ -51,6 +53,26 @@ describe.each(BACKENDS)('paying on the cached sale head on %s', (backend) => {
     watchStatements();
     const res = await t.app.inject({ url: buyUrl(fixture), headers: { 'payment-signature': signature } });
     return { res, wallet };
+  }
+
+  /** Counts the facilitator's verifies from now on; `down` makes each one throw, as an unreachable facilitator does. */
+  function watchVerify(options: { down?: boolean } = {}) {
+    const facilitator = t.rail.facilitator;
+    const counted = { verifies: 0 };
+    t.rail.facilitator = {
+      verify: async (payload, requirements) => {
+        counted.verifies += 1;
+        if (options.down) throw new Error('fetch failed: the facilitator is unreachable');
+        return facilitator.verify(payload, requirements);
+      },
+      settle: (payload, requirements) => facilitator.settle(payload, requirements),
+      getSupported: () => facilitator.getSupported(),
+    };
+    return counted;
+  }
+
+  function pay(fixture: ListingFixture, signature: string) {
+    return t.app.inject({ url: buyUrl(fixture), headers: { 'payment-signature': signature } });
   }
 
   async function paymentRows(fixture: ListingFixture) {
@@ -162,6 +184,86 @@ describe.each(BACKENDS)('paying on the cached sale head on %s', (backend) => {
     expect(res.json().details.payment_required.extra).toMatchObject({ kind: 'update', from: '1.0.0' });
     expect(statements).toContain('payments_insert_new_buyer');
     expect(await paymentRows(fixture)).toHaveLength(1);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(8_000_000n);
+  });
+
+  it('a replay of a settled authorization while its quote is current: 409 replay, the facilitator not asked (even when it is down)', async () => {
+    const fixture = await publishListing(t);
+    const wallet = await fundedWallet(t, 10_000_000n);
+    const signature = await signPayment(await quote(t, fixture), wallet);
+    expect((await pay(fixture, signature)).statusCode).toBe(200);
+    const counted = watchVerify({ down: true });
+    const replayed = await pay(fixture, signature);
+    expect(replayed.statusCode, replayed.body).toBe(409);
+    expect(replayed.json().code).toBe('replay');
+    expect(counted.verifies).toBe(0);
+    expect(await paymentRows(fixture)).toHaveLength(1);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(8_000_000n);
+  });
+
+  it('an owner paying an anonymous quote while the facilitator is down: granted what it owns, the facilitator not asked', async () => {
+    const fixture = await publishListing(t);
+    const wallet = await fundedWallet(t, 10_000_000n);
+    expect((await buy(t, fixture, wallet)).statusCode).toBe(200);
+    const signature = await signPayment(await quote(t, fixture), wallet);
+    const counted = watchVerify({ down: true });
+    const res = await pay(fixture, signature);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().kind).toBe('owned');
+    expect(counted.verifies).toBe(0);
+  });
+
+  it('a holder whose version came free, paying the new-buyer quote after a price was set: owned, nothing written', async () => {
+    const fixture = await publishListing(t, { priceMicro: 0n, updatePriceMicro: 0n });
+    const wallet = await fundedWallet(t, 10_000_000n);
+    const free = await t.app.inject({
+      url: buyUrl(fixture),
+      headers: { 'x-wallet-signature': await walletSignatureHeader(t, wallet) },
+    });
+    expect(free.json().kind, free.body).toBe('free');
+    await patchListingFixture(t, fixture.listingId, { priceMicro: 2_000_000n });
+    const anonymous = await quote(t, fixture);
+    expect(anonymous.extra).toMatchObject({ kind: 'new', version: '1.0.0' });
+    watchStatements();
+    const res = await pay(fixture, await signPayment(anonymous, wallet));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().kind).toBe('owned');
+    expect(statements).toContain('payments_insert_new_buyer');
+    expect(await paymentRows(fixture)).toEqual([]);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(10_000_000n);
+  });
+
+  it('a new buyer without the funds: 402 insufficient_balance after one verify, and no payment row left', async () => {
+    const fixture = await publishListing(t);
+    const wallet = await fundedWallet(t, 0n);
+    const signature = await signPayment(await quote(t, fixture), wallet);
+    const counted = watchVerify();
+    watchStatements();
+    const res = await pay(fixture, signature);
+    expect(res.statusCode, res.body).toBe(402);
+    expect(res.json().code).toBe('insufficient_balance');
+    expect(counted.verifies).toBe(1);
+    expect(statements).toContain('payments_insert_new_buyer');
+    expect(await paymentRows(fixture)).toEqual([]);
+    // Funded, the same authorization is a new payment again.
+    await t.rail.devnet!.fund(wallet.address, 5_000_000n);
+    const paid = await pay(fixture, signature);
+    expect(paid.statusCode, paid.body).toBe(200);
+    expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(3_000_000n);
+  });
+
+  it('a new buyer while the facilitator is down: an error, no payment row left, and the authorization still usable', async () => {
+    const fixture = await publishListing(t);
+    const wallet = await fundedWallet(t, 10_000_000n);
+    const signature = await signPayment(await quote(t, fixture), wallet);
+    const facilitator = t.rail.facilitator;
+    watchVerify({ down: true });
+    const res = await pay(fixture, signature);
+    expect(res.statusCode, res.body).toBeGreaterThanOrEqual(500);
+    expect(await paymentRows(fixture)).toEqual([]);
+    t.rail.facilitator = facilitator;
+    const paid = await pay(fixture, signature);
+    expect(paid.statusCode, paid.body).toBe(200);
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(8_000_000n);
   });
 });
