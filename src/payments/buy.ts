@@ -39,7 +39,6 @@ import {
 } from './settlement.js';
 import {
   type ClaimedPayment,
-  deleteUnsettledPayment,
   findPayment,
   findPaymentById,
   findPurchaseByPayment,
@@ -217,11 +216,12 @@ async function buyWithPayment(
 
 /**
  * The common purchase, a new buyer paying the quote of a 402 just served, in two statements rather
- * than three: decided on the cached sale head, its row written by an insert that checks, as it
- * runs, that the offer still stands (`insertNewBuyerPayment`), and only then verified. Whatever the
- * insert refuses (a replay, a retry, an owner, a stale cache) is left to the fresh path without
- * asking the facilitator anything, as before. A row whose verify refuses or fails is removed before
- * that answer is given, so the fresh path decides as if it had never been written, on this verify.
+ * than three: decided on the cached sale head, verified, then its row written by an insert that
+ * checks, as it runs, that the offer still stands (`insertNewBuyerPayment`). Anything else (another
+ * kind of quote, a check failing, a verify that refuses or throws, a row not written: a replay, a
+ * retry, an owner, a stale cache) is left to the fresh path, with the verify's answer when there
+ * is one, so the facilitator is not asked twice. As on the fresh path, nothing is written for a
+ * payment the facilitator has not accepted.
  */
 async function payOnCachedHead(
   ctx: AppContext,
@@ -241,21 +241,17 @@ async function payOnCachedHead(
   await assertNotSanctioned(ctx.config.compliance, payment.authorization.from);
   const requirements = requirementsFor(rail, offer);
   if (unsettleable(payment, rail, now) || mismatch(payment, requirements, head.listing, now)) return {};
+  // A verify that fails is the fresh path's to answer: it may be a replay or an owner, answered
+  // there without the facilitator.
+  const response = await rail.facilitator.verify(payment.payload, requirements).catch(() => undefined);
+  if (!response) return {};
+  const verified = { requirements, response };
+  if (!response.isValid || (response.payer !== undefined && response.payer.toLowerCase() !== key.payer)) {
+    return { verified };
+  }
   const row = claimedRow(ctx, rail, head.listing, offer, payment, key, requirements, request.source);
   const inserted = await insertNewBuyerPayment(ctx.database, row, head.release.id);
-  if (!inserted) return {};
-  let response: VerifyResponse;
-  try {
-    response = await rail.facilitator.verify(payment.payload, requirements);
-  } catch (error) {
-    await deleteUnsettledPayment(ctx.database.db, inserted.id);
-    throw error;
-  }
-  if (response.isValid && (response.payer === undefined || response.payer.toLowerCase() === key.payer)) {
-    return { paid: await settleClaimed(ctx, rail, inserted, head) };
-  }
-  await deleteUnsettledPayment(ctx.database.db, inserted.id);
-  return { verified: { requirements, response } };
+  return inserted ? { paid: await settleClaimed(ctx, rail, inserted, head) } : { verified };
 }
 
 /** The facilitator's answer to a verify already asked for these requirements. */

@@ -228,16 +228,6 @@ async function writePayment(
   );
 }
 
-/**
- * Removes a row the buy path wrote before its verify and the verify refused: never sent to be
- * settled, so no money moved, and the authorization is free to be presented again as new.
- */
-export async function deleteUnsettledPayment(db: Db, id: string): Promise<void> {
-  await db
-    .delete(payments)
-    .where(and(eq(payments.id, id), eq(payments.state, 'settling'), isNull(payments.transaction)));
-}
-
 /** The payment settling or settled for this buyer's purchase of `version`: its one slot. */
 export async function findSlotHolder(db: Db, listingId: string, payer: string, version: string) {
   const [row] = await db

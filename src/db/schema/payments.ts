@@ -21,9 +21,8 @@ import { listings } from './listings.js';
  * One EIP-3009 authorization we were asked to settle (DESIGN.md item 8). The row is written
  * before `settle` is called; its unique key (asset, payer, nonce) is the replay guard, so one
  * authorization can never become two purchases. `settling` rows are driven to `settled` by a
- * retry with the same authorization or by the reconciler; `failed` ones may be retried. A new
- * buyer's row is written just before the facilitator's verify, and deleted if the verify refuses
- * it (never sent to be settled: `deleteUnsettledPayment`). Addresses are stored lower case.
+ * retry with the same authorization or by the reconciler; `failed` ones may be retried.
+ * Addresses are stored lower case.
  */
 export const payments = pgTable(
   'payments',
