@@ -219,8 +219,8 @@ async function buyWithPayment(
  * than three: decided on the cached sale head, verified, then its row written by an insert that
  * checks, as it runs, that the offer still stands (`insertNewBuyerPayment`). Anything else (another
  * kind of quote, a check failing, a verify that refuses or throws, a row not written: a replay, a
- * retry, an owner, a stale cache) is left to the fresh path, with the verify's answer when there
- * is one, so the facilitator is not asked twice. As on the fresh path, nothing is written for a
+ * retry, an owner, a stale cache) is left to the fresh path, with the verify's answer or error when
+ * it was asked, so the facilitator is not asked twice. As on the fresh path, nothing is written for a
  * payment the facilitator has not accepted.
  */
 async function payOnCachedHead(
@@ -241,12 +241,12 @@ async function payOnCachedHead(
   await assertNotSanctioned(ctx.config.compliance, payment.authorization.from);
   const requirements = requirementsFor(rail, offer);
   if (unsettleable(payment, rail, now) || mismatch(payment, requirements, head.listing, now)) return {};
-  // A verify that fails is the fresh path's to answer: it may be a replay or an owner, answered
-  // there without the facilitator.
-  const response = await rail.facilitator.verify(payment.payload, requirements).catch(() => undefined);
-  if (!response) return {};
-  const verified = { requirements, response };
-  if (!response.isValid || (response.payer !== undefined && response.payer.toLowerCase() !== key.payer)) {
+  const answer = rail.facilitator.verify(payment.payload, requirements);
+  const verified = { requirements, answer };
+  // A verify that throws is the fresh path's to answer too: a replay or an owner is answered there
+  // without the facilitator, and a new buyer gets this very error from it.
+  const response = await answer.catch(() => undefined);
+  if (!response?.isValid || (response.payer !== undefined && response.payer.toLowerCase() !== key.payer)) {
     return { verified };
   }
   const row = claimedRow(ctx, rail, head.listing, offer, payment, key, requirements, request.source);
@@ -254,10 +254,10 @@ async function payOnCachedHead(
   return inserted ? { paid: await settleClaimed(ctx, rail, inserted, head) } : { verified };
 }
 
-/** The facilitator's answer to a verify already asked for these requirements. */
+/** A verify already asked of the facilitator for these requirements, and its answer (or error). */
 interface PriorVerify {
   requirements: PaymentRequirements;
-  response: VerifyResponse;
+  answer: Promise<VerifyResponse>;
 }
 
 /** The unique key of an authorization's payment row. */
@@ -320,7 +320,7 @@ async function payWith(
   // Asked once per payment: the cached-head path may have asked already, for these requirements.
   const verified =
     prior && isDeepStrictEqual(prior.requirements, requirements)
-      ? prior.response
+      ? await prior.answer
       : await rail.facilitator.verify(payment.payload, requirements);
   if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
     throw notSignedByPayer();

@@ -259,9 +259,11 @@ describe.each(BACKENDS)('paying on the cached sale head on %s', (backend) => {
     const wallet = await fundedWallet(t, 10_000_000n);
     const signature = await signPayment(await quote(t, fixture), wallet);
     const facilitator = t.rail.facilitator;
-    watchVerify({ down: true });
+    const counted = watchVerify({ down: true });
     const res = await pay(fixture, signature);
     expect(res.statusCode, res.body).toBeGreaterThanOrEqual(500);
+    // The fresh path answers with the cached-head path's failed verify: the facilitator is asked once.
+    expect(counted.verifies).toBe(1);
     expect(await paymentRows(fixture)).toEqual([]);
     t.rail.facilitator = facilitator;
     const paid = await pay(fixture, signature);
