@@ -25,7 +25,7 @@ import {
   requirementsFor,
   resourcePath,
 } from './payment-required.js';
-import { quoteIsCurrent, readQuote, signQuote } from './quotes.js';
+import { type Quote, quoteIsCurrent, readQuote, signQuote } from './quotes.js';
 import type { PaymentRail } from './rail.js';
 import type { Grant, GrantKind } from './schemas.js';
 import {
@@ -230,8 +230,7 @@ async function payOnCachedHead(
   key: PaymentKey,
   request: BuyRequest,
 ): Promise<{ paid: BuyResult } | { verified?: PriorVerify }> {
-  const quoteId = quoteIdOf(request, payment);
-  const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
+  const { quote } = presentedQuote(ctx, request, payment);
   if (quote?.kind !== 'new') return {};
   const head = await cachedSaleHead(ctx, request.owner, request.slug);
   if (head?.listing.status !== 'published') return {};
@@ -246,9 +245,7 @@ async function payOnCachedHead(
   // A verify that throws is the fresh path's to answer too: a replay or an owner is answered there
   // without the facilitator, and a new buyer gets this very error from it.
   const response = await answer.catch(() => undefined);
-  if (!response?.isValid || (response.payer !== undefined && response.payer.toLowerCase() !== key.payer)) {
-    return { verified };
-  }
+  if (!response?.isValid || namesAnotherPayer(response, key.payer)) return { verified };
   const row = claimedRow(ctx, rail, head.listing, offer, payment, key, requirements, request.source);
   const inserted = await insertNewBuyerPayment(ctx.database, row, head.release.id);
   return inserted ? { paid: await settleClaimed(ctx, rail, inserted, head) } : { verified };
@@ -267,9 +264,22 @@ interface PaymentKey {
   nonce: string;
 }
 
-/** The quote id a paying request names: X-Quote-Id, else the one echoed in its payload. */
-function quoteIdOf(request: BuyRequest, payment: DecodedPayment): string | undefined {
-  return request.quoteId ?? echoedQuoteId(payment);
+/**
+ * The quote a paying request names (X-Quote-Id, else the one echoed in its payload): its id as
+ * sent, and the quote when we signed it.
+ */
+function presentedQuote(
+  ctx: AppContext,
+  request: BuyRequest,
+  payment: DecodedPayment,
+): { id?: string; quote?: Quote } {
+  const id = request.quoteId ?? echoedQuoteId(payment);
+  return { id, quote: id ? readQuote(ctx.appSecret, id) : undefined };
+}
+
+/** Whether a verify names a payer other than the authorization's `from` (lower case). */
+function namesAnotherPayer(response: VerifyResponse, payer: string): boolean {
+  return response.payer !== undefined && response.payer.toLowerCase() !== payer;
 }
 
 async function payWith(
@@ -303,8 +313,7 @@ async function payWith(
   if (listing.status === 'retired') throw retired();
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
 
-  const quoteId = quoteIdOf(request, payment);
-  const quote = quoteId ? readQuote(ctx.appSecret, quoteId) : undefined;
+  const { id: quoteId, quote } = presentedQuote(ctx, request, payment);
   if (!quote || !quoteIsCurrent(quote, offer, ctx.clock.now())) {
     throw new AppError('price_changed', {
       message: quoteId
@@ -322,7 +331,7 @@ async function payWith(
     prior && isDeepStrictEqual(prior.requirements, requirements)
       ? await prior.answer
       : await rail.facilitator.verify(payment.payload, requirements);
-  if (verified.isValid && verified.payer !== undefined && verified.payer.toLowerCase() !== key.payer) {
+  if (verified.isValid && namesAnotherPayer(verified, key.payer)) {
     throw notSignedByPayer();
   }
   if (!verified.isValid) {

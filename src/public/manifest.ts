@@ -116,8 +116,10 @@ async function manifestView(
   const documents = ctx.caches.get(manifestDocuments);
   let entry = documents.get(key);
   if (!entry) {
-    const stored = await findReleaseDocuments(ctx.database.db, release.id);
-    const tree = await releaseTree(ctx.database.db, release.id);
+    const [stored, tree] = await Promise.all([
+      findReleaseDocuments(ctx.database.db, release.id),
+      releaseTree(ctx.database.db, release.id),
+    ]);
     const manifest = buildManifest(ctx.config.baseUrl, listing, release, stored, tree);
     entry = { manifest, doc: prebuilt(manifest) };
     documents.set(key, entry);
