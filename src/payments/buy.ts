@@ -377,7 +377,9 @@ function claimedRow(
 ): ClaimedPayment {
   const now = ctx.clock.now();
   return {
-    ...key,
+    asset: key.asset,
+    payer: key.payer,
+    nonce: key.nonce,
     network: rail.network,
     payTo: rail.payTo.toLowerCase(),
     amountMicro: offer.amountMicro,

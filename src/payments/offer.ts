@@ -49,16 +49,18 @@ export function offerFor(
 export function offerFor(listing: PricedListing, version: string, holding?: Holding): Offer | Owned {
   if (holding && isEntitled(holding, version)) return { kind: 'owned' };
   const fromVersion = holding ? newestHeldBelow(holding, version) : undefined;
-  const base = {
+  // One literal, not a spread base plus fields: each field added after a spread cost ~0.6 µs on
+  // Node 20's V8, and every 402 asks for an offer (docs/BENCHMARKS.md).
+  return {
     listingId: listing.id,
     owner: listing.owner,
     slug: listing.slug,
     version,
     updatePriceMicro: listing.updatePriceMicro,
+    ...(fromVersion
+      ? { kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
+      : { kind: 'new', amountMicro: listing.priceMicro }),
   };
-  return fromVersion
-    ? { ...base, kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
-    : { ...base, kind: 'new', amountMicro: listing.priceMicro };
 }
 
 export function priceKind(offer: Offer | Owned): PriceKind {

@@ -35,6 +35,25 @@ describe('the zod validator compiler', () => {
     await app.close();
   });
 
+  it('takes a request carrying none of the named headers as it is, and still refuses what the schema would', async () => {
+    const loose = await appWithHeaders(z.looseObject({ 'x-tag': z.string().max(5).optional() }));
+    const res = await loose.inject({ url: '/?n=4', headers: { 'x-other': 'anything at all' } });
+    expect(res.json()).toEqual({ rawKept: true, tag: null, n: 4 });
+    await loose.close();
+    // A strict object refuses headers it does not name; a check on the whole object sees them all.
+    const strict = await appWithHeaders(z.strictObject({ 'x-tag': z.string().optional() }));
+    expect((await strict.inject({ url: '/', headers: { 'x-other': '1' } })).statusCode).toBe(400);
+    await strict.close();
+    const checked = await appWithHeaders(
+      z
+        .looseObject({ 'x-tag': z.string().optional() })
+        .refine((headers) => headers['x-other'] !== 'no', { message: 'x-other must not be no' }),
+    );
+    expect((await checked.inject({ url: '/', headers: { 'x-other': 'no' } })).statusCode).toBe(400);
+    expect((await checked.inject({ url: '/', headers: { 'x-other': 'yes' } })).statusCode).toBe(200);
+    await checked.close();
+  });
+
   it('keeps what a schema changed (a transform or a default)', async () => {
     const app = await appWithHeaders(
       z.looseObject({
