@@ -6,79 +6,24 @@ import {
   componentsTouched,
   inventorySentence,
 } from '../../analysis/components.js';
-import { analyseDependencies, type Dependency } from '../../analysis/dependencies.js';
-import { type DiffSummary, diffCommits } from '../../analysis/diff.js';
+import { analyseDependencies } from '../../analysis/dependencies.js';
+import { diffCommits } from '../../analysis/diff.js';
 import { engineeringMetrics } from '../../analysis/engineering.js';
-import { listTree, type TreeLimits } from '../../analysis/git.js';
+import { listTree } from '../../analysis/git.js';
 import { countsTowardsLanguages, extensionOf, isGenerated, isVendored } from '../../analysis/languages.js';
 import { analyseLicence } from '../../analysis/licence.js';
 import { findReadme, renderReadme } from '../../analysis/readme.js';
 import { buildSbom } from '../../analysis/sbom.js';
-import { runInWorker } from '../../analysis/threads.js';
-import type { Computed } from '../../analysis/types.js';
 import { installBehaviour } from '../../scan/behaviour.js';
 import { checkLimits, withinTotals } from '../../scan/limits.js';
 import { checkPaths } from '../../scan/paths.js';
 import { summariseCapabilities } from '../../scan/report.js';
-import type { Capabilities, Finding } from '../../scan/types.js';
 import type { FileFacts, PassResult } from './file-pass.js';
+import { ANALYZER_VERSION, type TreeAnalysis, type TreeAnalysisInput } from './tree-analysis.js';
 import { runTreePass } from './tree-pass.js';
 
-export const ANALYZER_VERSION = '1.0.0';
 /** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */
 const MIN_BLOB_BYTES = 64;
-
-export interface TreeAnalysisInput {
-  repoPath: string;
-  commit: string;
-  /** The previous release's commit: the diff is taken against it (else the whole tree is new). */
-  previousCommit?: string;
-  channel: string;
-  version: string;
-  publishedAt: Date;
-  /** Publication dates of the earlier releases, oldest first. */
-  earlierDates: Date[];
-  now: Date;
-  /** The configured tree limits (the defaults when omitted). */
-  treeLimits?: TreeLimits;
-  /** Worker threads for the file pass; 0 runs everything in the calling thread. */
-  workers?: number;
-  /** When run in a worker: stop it after this long. */
-  timeoutMs?: number;
-}
-
-/** Everything the repository alone tells; the database parts (originality, advisories) come after. */
-export interface TreeAnalysis {
-  computed: Omit<Computed, 'originality'>;
-  /** Findings of every check that reads only the tree (not `known_vulns` / `known_malware`). */
-  findings: Finding[];
-  capabilities: Capabilities;
-  dependencies: Dependency[];
-  /** Blobs large enough to say something about copying, for originality. */
-  blobShas: string[];
-  filesScanned: number;
-  binarySkipped: number;
-  sbom: string | null;
-  diffSummary: DiffSummary;
-}
-
-/**
- * The tree's analysis in a worker thread (which starts the file-pass workers in turn), so none of
- * it runs on the HTTP event loop: listing ~20,000 entries, reading and scanning every file,
- * components, languages, path checks and the diff. `workers: 0` runs it in the calling thread.
- */
-export async function analyseTreeOffThread(input: TreeAnalysisInput): Promise<TreeAnalysis> {
-  if (input.workers === 0) return analyseTree(input);
-  try {
-    return await runInWorker<TreeAnalysis>(
-      new URL('./analyse-worker.js', import.meta.url),
-      input,
-      input.timeoutMs,
-    );
-  } catch (error) {
-    throw new Error(`analysing the tree failed: ${(error as Error).message}`);
-  }
-}
 
 export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysis> {
   const entries = await listTree(input.repoPath, input.commit, input.treeLimits);

@@ -12,8 +12,9 @@ import {
 import { assembleReport, SCANNER_VERSION } from '../../scan/report.js';
 import { SECRET_RULES } from '../../scan/secret-rules.js';
 import type { CheckId, ScanReport } from '../../scan/types.js';
-import { ANALYZER_VERSION, analyseTreeOffThread } from './analyse-tree.js';
+import { analyseTreeOffThread } from './analyse-off-thread.js';
 import type { InspectionInput, InspectionResult, ReleaseInspector } from './inspector.js';
+import { ANALYZER_VERSION } from './tree-analysis.js';
 
 /** What the real inspector finds: the seam's result with the analysis's and the scan's own types. */
 export interface InspectResult extends InspectionResult {
