@@ -145,19 +145,41 @@ describe('the import graph of src/', () => {
   it('lets the browser bundle take only types, and code from browser-safe files, from the server', () => {
     const wrong = [...graph.keys()]
       .filter((file) => folderOf(file) === 'web')
-      .flatMap((file) => {
-        const full = path.join(SRC, file);
-        const text = readFileSync(full, 'utf8');
-        return [...text.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)]
-          .filter(([, typeOnly, spec]) => !typeOnly && spec!.startsWith('.'))
-          .map(([, , spec]) => path.relative(SRC, sourceOf(full, spec!)))
+      .flatMap((file) =>
+        staticImports(file)
           .filter((to) => folderOf(to) !== 'web' && !BROWSER_SAFE.has(to))
-          .map((to) => `${file} -> ${to}`);
-      });
+          .map((to) => `${file} -> ${to}`),
+      );
     expect(wrong).toEqual([]);
   });
 
   it('has no import cycles between files', () => {
     expect(cycles(graph)).toEqual([]);
   });
+
+  it("keeps the tree analysis's modules out of the server's own thread (only its worker loads them)", () => {
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const to of staticImports(file)) visit(to);
+    };
+    for (const root of ['cli.ts', 'server.ts', 'runtime.ts', 'app.ts']) visit(root);
+    expect(loaded.has('releases/inspection/inspect.ts')).toBe(true);
+    const analysisOnly = [
+      'releases/inspection/analyse-tree.ts',
+      'analysis/languages.ts',
+      'analysis/readme.ts',
+      'analysis/sbom.ts',
+    ];
+    expect(analysisOnly.filter((file) => loaded.has(file))).toEqual([]);
+  });
 });
+
+/** A file's relative imports and re-exports that load code as the file loads (no `import type`, no `import()`). */
+function staticImports(file: string): string[] {
+  const full = path.join(SRC, file);
+  return [...readFileSync(full, 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)]
+    .filter(([, typeOnly, spec]) => !typeOnly && spec!.startsWith('.'))
+    .map(([, , spec]) => path.relative(SRC, sourceOf(full, spec!)));
+}
