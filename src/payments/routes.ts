@@ -150,9 +150,8 @@ export function paymentRoutes(ctx: AppContext) {
       },
       async (request, reply) => {
         const walletSignature = request.headers['x-wallet-signature'];
-        // Added to what CORS set (Origin), never in place of it.
-        const vary = reply.getHeader('vary');
-        reply.header('vary', vary ? `${vary}, X-Wallet-Signature` : 'X-Wallet-Signature');
+        // CORS answers every origin alike (`*`), so the wallet header is the only one the answer varies by.
+        reply.header('vary', 'X-Wallet-Signature');
         // Wallet-aware answers are the caller's own; the anonymous one may be cached briefly.
         if (walletSignature === undefined) {
           const { doc } = await publicVersionStatus(ctx, request.params.owner, request.params.slug);

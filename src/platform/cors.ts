@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,7 +27,7 @@ const PUBLIC_PREFIXES = [
   '/.well-known/',
 ];
 
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'PAYMENT-REQUIRED',
   'PAYMENT-RESPONSE',
   'x-request-id',
@@ -37,7 +37,7 @@ export const EXPOSED_HEADERS = [
   'MCP-Protocol-Version',
 ];
 
-export const ALLOWED_HEADERS = [
+const ALLOWED_HEADERS = [
   'PAYMENT-SIGNATURE',
   'X-Quote-Id',
   'X-Wallet-Signature',
@@ -52,7 +52,7 @@ export const ALLOWED_HEADERS = [
   'Access-Control-Expose-Headers',
 ];
 
-export function isPublicPath(url: string): boolean {
+function isPublicPath(url: string): boolean {
   const path = url.split('?')[0]!;
   return PUBLIC_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, '') || path.startsWith(prefix));
 }
@@ -70,21 +70,53 @@ const PUBLIC_CORS = {
 };
 
 /**
- * Which routes answer cross-origin is decided once, as each route is registered, not per request
- * (a per-request delegator was a tenth of the CPU of a cached public read; docs/BENCHMARKS.md): the
- * plugin's options are the public ones, and every route outside the public prefixes, including the
- * plugin's catch-all `OPTIONS *`, carries `cors: false`. A preflight for a public path is answered
- * by the plugin's hook on the matching `OPTIONS` route registered here; any other preflight meets
- * the catch-all, which refuses it.
+ * Which routes answer cross-origin is decided once, as each route is registered, never per request.
+ * A public route's answer carries two constant headers, set by a hook of its own (what the plugin
+ * would set for `origin: '*'` without credentials; the plugin's per-request work was a sixth of a
+ * cached public read's CPU, docs/BENCHMARKS.md). Preflights are the plugin's: it is registered in a
+ * scope that holds only the `OPTIONS` routes, one per public prefix, answered by its hook, and its
+ * catch-all `OPTIONS *`, which carries `cors: false` and so refuses every other preflight. A path
+ * with no route is answered with the same headers when it is public.
  */
 export async function installCors(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
-    if (!isPublicPath(route.url)) route.config = { ...route.config, cors: false };
+    if ([route.method].flat().includes('OPTIONS') || !isPublicPath(route.url)) return;
+    route.onRequest = [...arrayOf(route.onRequest), addPublicCorsHeaders];
   });
-  await app.register(cors, { ...PUBLIC_CORS, hideOptionsRoute: true });
-  for (const prefix of PUBLIC_PREFIXES) {
-    app.options(prefix.endsWith('/') ? `${prefix}*` : prefix, { schema: { hide: true } }, (_request, reply) =>
-      reply.callNotFound(),
-    );
-  }
+  await app.register(async (preflights) => {
+    preflights.addHook('onRoute', (route) => {
+      if (!isPublicPath(route.url)) route.config = { ...route.config, cors: false };
+    });
+    await preflights.register(cors, { ...PUBLIC_CORS, hideOptionsRoute: true });
+    for (const prefix of PUBLIC_PREFIXES) {
+      preflights.options(
+        prefix.endsWith('/') ? `${prefix}*` : prefix,
+        { schema: { hide: true } },
+        (_request, reply) => reply.callNotFound(),
+      );
+    }
+  });
+}
+
+const EXPOSED = EXPOSED_HEADERS.join(', ');
+
+function addPublicCorsHeaders(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  reply.header('access-control-allow-origin', '*');
+  reply.header('access-control-expose-headers', EXPOSED);
+  done();
+}
+
+/** The not-found handler's hook: an answer for a public path that matched no route gets the headers too. */
+export function addCorsHeadersOnPublicPath(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: () => void,
+): void {
+  if (isPublicPath(request.url)) addPublicCorsHeaders(request, reply, done);
+  else done();
+}
+
+function arrayOf<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { addCorsHeadersOnPublicPath } from './cors.js';
 import { AppError, errorBody, type Issue, isAppError } from './errors.js';
 
 /**
@@ -12,7 +13,7 @@ import { AppError, errorBody, type Issue, isAppError } from './errors.js';
  */
 export function installErrorHandling(app: FastifyInstance, baseUrl: string, bodyLimitBytes: number): void {
   trackLastExchange(app.server);
-  app.setNotFoundHandler((request) => {
+  app.setNotFoundHandler({ preHandler: addCorsHeadersOnPublicPath }, (request) => {
     const path = request.url.split('?')[0]!;
     throw new AppError('not_found', {
       message: `No route for ${request.method} ${path.slice(0, 200)}: this route does not exist${

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateLimitConfig } from '../../src/platform/rate-limit.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
 describe('CORS', () => {
@@ -97,5 +98,54 @@ describe('CORS', () => {
     const res = await t.app.inject({ url: '/', headers: { origin: 'https://evil.example' } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('lets a foreign page read the error of a public path: no route, no listing, a HEAD', async () => {
+    const origin = { origin: 'https://agent.example' };
+    for (const url of ['/api/r/alice', '/api/v/nobody/nothing', '/api/snippet/nobody/nothing', '/api/health']) {
+      for (const method of ['GET', 'HEAD'] as const) {
+        const res = await t.app.inject({ method, url, headers: origin });
+        expect(res.headers['access-control-allow-origin'], `${method} ${url}`).toBe('*');
+        expect(String(res.headers['access-control-expose-headers']), `${method} ${url}`).toContain(
+          'PAYMENT-REQUIRED',
+        );
+      }
+    }
+    expect((await t.app.inject({ url: '/api/r/alice', headers: origin })).statusCode).toBe(404);
+  });
+
+  it('keeps CORS off the not-found answer of a path that is not public', async () => {
+    for (const url of ['/api/creators/nothing/here', '/api/listings/x/y/z', '/no/such/page']) {
+      const res = await t.app.inject({ url, headers: { origin: 'https://evil.example' } });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['access-control-allow-origin'], url).toBeUndefined();
+    }
+  });
+});
+
+describe('CORS on a refused public request', () => {
+  it('sends the headers with a 429, so a browser client can read retry_after_seconds', async () => {
+    const limited = await createTestApp({
+      env: { RATE_LIMIT_PUBLIC: '1/60' },
+      extend: (app, ctx) => {
+        app.get(
+          '/api/snippet/limited/route',
+          { config: rateLimitConfig(ctx.config, 'public') },
+          async () => ({
+            ok: true,
+          }),
+        );
+      },
+    });
+    try {
+      const headers = { origin: 'https://agent.example' };
+      expect((await limited.app.inject({ url: '/api/snippet/limited/route', headers })).statusCode).toBe(200);
+      const res = await limited.app.inject({ url: '/api/snippet/limited/route', headers });
+      expect(res.statusCode).toBe(429);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(String(res.headers['access-control-expose-headers'])).toContain('retry-after');
+    } finally {
+      await limited.close();
+    }
   });
 });
