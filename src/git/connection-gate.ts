@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { peerKey } from '../platform/peer-key.js';
 
 export interface ConnectionCaps {
   total: number;
@@ -73,23 +74,4 @@ export class ConnectionGate {
     );
     this.unlogged.set(cap, 0);
   }
-}
-
-/**
- * What a per-address cap counts: an IPv4 address itself, an IPv6 address by its /64 (one
- * subscriber's usual allocation, which a single client can otherwise rotate through freely).
- */
-export function peerKey(address: string): string {
-  const ipv4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (ipv4) return ipv4[1]!;
-  const [head = '', tail] = address.split('%')[0]!.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  // An embedded IPv4 address at the end fills two groups.
-  const rightGroups = right.length + (right.at(-1)?.includes('.') ? 1 : 0);
-  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - rightGroups)).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`;
 }

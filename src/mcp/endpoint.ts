@@ -5,6 +5,7 @@ import type { App, AppContext } from '../context.js';
 import { requestCountry } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
+import { peerKey } from '../platform/peer-key.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 
 /**
@@ -118,7 +119,7 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     async (request, reply) => {
       requireAccept(request.headers.accept, ['text/event-stream']);
       requireKnownProtocolVersion(await loadMcp(), request.headers['mcp-protocol-version']);
-      streams.open(request.ip, () => hijack(reply));
+      streams.open(peerKey(request.ip), () => hijack(reply));
     },
   );
 
@@ -201,7 +202,7 @@ function requireKnownProtocolVersion(mcp: Mcp, version: string | string[] | unde
   }
 }
 
-/** Open notification streams, capped per IP and in lifetime, released when the client leaves. */
+/** Open notification streams, capped per client (`peerKey`) and in lifetime, released when the client leaves. */
 class NotificationStreams {
   private readonly perIp = new Map<string, number>();
   private readonly open_ = new Set<ServerResponse>();

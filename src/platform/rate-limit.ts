@@ -3,13 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config, RateLimitClass } from '../config.js';
 import { AppError } from './errors.js';
+import { peerKey } from './peer-key.js';
 import { sharedStoreWithLocalFallback } from './rate-limit-store.js';
 
 const NAME_SPACE = 'repo402:rl:';
 
 /**
  * Fixed windows (a counter that starts with the first request and resets when its window ends,
- * never sliding), per client IP and route, in memory or in Redis when several processes share it.
+ * never sliding), per client (an IPv4 address, an IPv6 /64: `peerKey`) and route, in memory or in Redis when several processes share it.
  * While Redis is unreachable each process counts alone (`sharedStoreWithLocalFallback`, logged):
  * the limits hold per process and no request fails or waits for Redis, since availability of paid
  * downloads matters more than a few extra requests.
@@ -21,7 +22,7 @@ export async function installRateLimits(app: FastifyInstance, redis?: Redis): Pr
     // Only a store fault that is not Redis's (the fallback answers for Redis) reaches this.
     skipOnError: true,
     continueExceeding: false,
-    keyGenerator: (request) => request.ip,
+    keyGenerator: (request) => peerKey(request.ip),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', {
         message: `Too many requests; the window resets in ${context.after}`,
@@ -50,7 +51,7 @@ export function countedRateLimit(
   const limit = app.rateLimit({
     ...rateLimitConfig(config, routeClass).rateLimit,
     // The plugin leaves the route out of such a limiter's store keys, so the key names what it counts.
-    keyGenerator: (request) => `${name}:${request.ip}`,
+    keyGenerator: (request) => `${name}:${peerKey(request.ip)}`,
   });
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     await limit.call(app, request, reply);

@@ -102,7 +102,12 @@ describe('CORS', () => {
 
   it('lets a foreign page read the error of a public path: no route, no listing, a HEAD', async () => {
     const origin = { origin: 'https://agent.example' };
-    for (const url of ['/api/r/alice', '/api/v/nobody/nothing', '/api/snippet/nobody/nothing', '/api/health']) {
+    for (const url of [
+      '/api/r/alice',
+      '/api/v/nobody/nothing',
+      '/api/snippet/nobody/nothing',
+      '/api/health',
+    ]) {
       for (const method of ['GET', 'HEAD'] as const) {
         const res = await t.app.inject({ method, url, headers: origin });
         expect(res.headers['access-control-allow-origin'], `${method} ${url}`).toBe('*');

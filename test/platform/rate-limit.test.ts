@@ -65,6 +65,16 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
     expect((await t.app.inject({ url: path, remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
   });
 
+  it('counts an IPv6 client by its /64: rotating addresses inside it does not renew the budget', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '2/30' });
+    const from = (remoteAddress: string) => t.app.inject({ url: path, remoteAddress });
+    expect((await from('2001:db8:7:8::1')).statusCode).toBe(200);
+    expect((await from('2001:db8:7:8:ffff:1:2:3')).statusCode).toBe(200);
+    expect((await from('2001:DB8:7:8::9')).statusCode).toBe(429);
+    // The next /64 is another client.
+    expect((await from('2001:db8:7:9::1')).statusCode).toBe(200);
+  });
+
   it('limits registration to 5 per hour per IP', async () => {
     await appWith('registration');
     for (let i = 0; i < 5; i++) expect((await t.app.inject({ url: path })).statusCode).toBe(200);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { peerKey } from '../../src/git/connection-gate.js';
+import { peerKey } from '../../src/platform/peer-key.js';
 
-describe('the peer address a cap counts', () => {
+describe('the client a per-client limit counts', () => {
   it('is the IPv4 address itself, and the /64 of an IPv6 address', () => {
     expect(peerKey('203.0.113.7')).toBe('203.0.113.7');
     expect(peerKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
