@@ -102,7 +102,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   await installCors(app);
-  await installRateLimits(app, ctx.redis);
+  installRateLimits(app, ctx.redis);
   // After the rate limits, so that a guessed key counts against the limit before it is looked up.
   authenticateKeyRoutesFirst(app);
   await app.register(swagger, {

@@ -1,12 +1,7 @@
-import type {
-  FastifyInstance,
-  FastifyRequest,
-  onRequestAsyncHookHandler,
-  onRouteHookHandler,
-  RouteOptions,
-} from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, onRouteHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
+import { HOOK_STAGES, type Hook, hooksOf, setHooks } from '../platform/route-hooks.js';
 import { type AuthenticatedCreator, assertScope, authenticateApiKey } from './api-keys.js';
 import type { Scope } from './scopes.js';
 
@@ -45,9 +40,6 @@ export function creatorOf(request: FastifyRequest): AuthenticatedCreator {
   return request.creator;
 }
 
-const HOOK_STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const;
-type Hook = (...args: never[]) => unknown;
-
 /**
  * Authentication before anything else: on every key route the guard runs at the end of
  * `onRequest` (after the rate limit, before the body is read or validated), so a caller without
@@ -84,14 +76,4 @@ export function authenticateKeyRoutesFirst(app: FastifyInstance): void {
     route.schema = { ...route.schema, security: [{ apiKey: scope ? [scope] : [] }] };
   };
   app.addHook('onRoute', onRoute);
-}
-
-function hooksOf(route: RouteOptions, stage: (typeof HOOK_STAGES)[number]): Hook[] {
-  const hooks = route[stage] as Hook | Hook[] | undefined;
-  if (!hooks) return [];
-  return Array.isArray(hooks) ? hooks : [hooks];
-}
-
-function setHooks(route: RouteOptions, stage: (typeof HOOK_STAGES)[number], hooks: Hook[]): void {
-  (route as unknown as Record<string, Hook[] | undefined>)[stage] = hooks.length > 0 ? hooks : undefined;
 }

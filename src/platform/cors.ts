@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { appendHook } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -81,7 +82,7 @@ const PUBLIC_CORS = {
 export async function installCors(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().includes('OPTIONS') || !isPublicPath(route.url)) return;
-    route.onRequest = [...arrayOf(route.onRequest), addPublicCorsHeaders];
+    appendHook(route, 'onRequest', addPublicCorsHeaders);
   });
   await app.register(async (preflights) => {
     preflights.addHook('onRoute', (route) => {
@@ -114,9 +115,4 @@ export function addCorsHeadersOnPublicPath(
 ): void {
   if (isPublicPath(request.url)) addPublicCorsHeaders(request, reply, done);
   else done();
-}
-
-function arrayOf<T>(hooks: T | T[] | undefined): T[] {
-  if (hooks === undefined) return [];
-  return Array.isArray(hooks) ? hooks : [hooks];
 }

@@ -1,37 +1,42 @@
 import { createRequire } from 'node:module';
-import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor, RateLimitOptions } from '@fastify/rate-limit';
+import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 
 /**
- * A rate-limit store for @fastify/rate-limit that counts in Redis, shared by every process, and in
- * this process's memory while Redis cannot answer: the limits keep applying (per process, so a
- * client spread over N processes gets up to N times its budget) instead of vanishing, and no
- * request waits on or fails for a dead Redis. Each change between the two is logged once.
+ * Where the rate limits count: @fastify/rate-limit's own stores, composed rather than rewritten.
+ * Without Redis, each route counts in this process's memory (an LRU of clients). With Redis, the
+ * counts are shared by every process, and kept in this process's memory while Redis cannot answer:
+ * the limits keep applying (per process, so a client spread over N processes gets up to N times its
+ * budget) instead of vanishing, and no request waits on or fails for a dead Redis. Each change
+ * between the two is logged once.
  */
 
-type Store = FastifyRateLimitStore;
-type Callback = Parameters<Store['incr']>[1];
-type RouteOptions = Parameters<Store['child']>[0];
+type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
 
-// The plugin's own two stores (CommonJS, not in its typed exports), composed rather than rewritten.
+export interface RateLimitStore {
+  /** Counts one request of `key` in its current window (`windowMs` long) and calls back with the count. */
+  incr(key: string, callback: Callback, windowMs: number, max: number): void;
+  /** The store of one limit (a route, a counted limit): its counts are kept apart under `prefix`. */
+  child(prefix: string): RateLimitStore;
+}
+
+// The plugin's two stores (CommonJS, not in its typed exports). Windows are fixed: neither
+// continues a window while it is exceeded nor backs off.
 const require = createRequire(import.meta.url);
 const RedisStore = require('@fastify/rate-limit/store/RedisStore') as new (
-  continueExceeding: boolean,
-  exponentialBackoff: boolean,
+  continueExceeding: false,
+  exponentialBackoff: false,
   redis: Redis,
   key: string,
-) => Store;
+) => FastifyRateLimitStore;
 const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
-  continueExceeding: boolean,
-  exponentialBackoff: boolean,
-) => Store;
+  continueExceeding: false,
+  exponentialBackoff: false,
+) => FastifyRateLimitStore;
 
-export function sharedStoreWithLocalFallback(
-  redis: Redis,
-  nameSpace: string,
-  log: FastifyBaseLogger,
-): FastifyRateLimitStoreCtor {
+export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?: Redis): RateLimitStore {
+  if (!redis) return inMemory();
   let shared = true;
   const fellBack = (error?: Error) => {
     if (!shared) return;
@@ -46,47 +51,43 @@ export function sharedStoreWithLocalFallback(
     shared = true;
     log.info('Redis answers again: rate limits are shared by every process again');
   };
+  const sharedWithLocalFallback = (prefix: string): RateLimitStore => {
+    const redisStore = new RedisStore(false, false, redis, `${nameSpace}${prefix}`);
+    const localStore = new LocalStore(false, false);
+    return {
+      incr(key, callback, windowMs, max) {
+        // A client that is not connected would only fail the call; skip the round trip.
+        if (redis.status !== 'ready') {
+          fellBack();
+          localStore.incr(key, callback, windowMs, max);
+          return;
+        }
+        redisStore.incr(
+          key,
+          (error, result) => {
+            if (error) {
+              fellBack(error);
+              localStore.incr(key, callback, windowMs, max);
+              return;
+            }
+            recovered();
+            callback(null, result!);
+          },
+          windowMs,
+          max,
+        );
+      },
+      child: (childPrefix) => sharedWithLocalFallback(`${prefix}${childPrefix}`),
+    };
+  };
+  return sharedWithLocalFallback('');
+}
 
-  return class SharedStoreWithLocalFallback implements Store {
-    private readonly redisStore: Store;
-    private readonly localStore: Store;
-
-    constructor(params: RateLimitOptions, stores?: { redis: Store; local: Store }) {
-      const continueExceeding = params.continueExceeding ?? false;
-      const exponentialBackoff = params.exponentialBackoff ?? false;
-      this.redisStore =
-        stores?.redis ?? new RedisStore(continueExceeding, exponentialBackoff, redis, nameSpace);
-      this.localStore = stores?.local ?? new LocalStore(continueExceeding, exponentialBackoff);
-    }
-
-    incr(key: string, callback: Callback, timeWindow: number, max: number): void {
-      // A client that is not connected would only fail the call; skip the round trip.
-      if (redis.status !== 'ready') {
-        fellBack();
-        this.localStore.incr(key, callback, timeWindow, max);
-        return;
-      }
-      this.redisStore.incr(
-        key,
-        (error, result) => {
-          if (error) {
-            fellBack(error);
-            this.localStore.incr(key, callback, timeWindow, max);
-            return;
-          }
-          recovered();
-          callback(null, result!);
-        },
-        timeWindow,
-        max,
-      );
-    }
-
-    child(routeOptions: RouteOptions): Store {
-      return new SharedStoreWithLocalFallback(routeOptions as RateLimitOptions, {
-        redis: this.redisStore.child(routeOptions),
-        local: this.localStore.child(routeOptions),
-      });
-    }
+/** Counts in this process's memory: each store (one per limit) an LRU of its clients. */
+function inMemory(): RateLimitStore {
+  const store = new LocalStore(false, false);
+  return {
+    incr: (key, callback, windowMs, max) => store.incr(key, callback, windowMs, max),
+    child: () => inMemory(),
   };
 }

@@ -1,40 +1,57 @@
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config, RateLimitClass } from '../config.js';
 import { AppError } from './errors.js';
 import { peerKey } from './peer-key.js';
-import { sharedStoreWithLocalFallback } from './rate-limit-store.js';
+import { type RateLimitStore, rateLimitStore } from './rate-limit-store.js';
+import { appendHook } from './route-hooks.js';
+
+/** A route's budget: `max` requests per client in each fixed window of `windowMs`. */
+export interface RateLimitRule {
+  max: number;
+  windowMs: number;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set with `rateLimitConfig`; read as the route is registered (`installRateLimits`). */
+    limit?: RateLimitRule;
+  }
+  interface FastifyInstance {
+    /** Where every limit of this app counts (`installRateLimits`). */
+    rateLimitStore: RateLimitStore;
+  }
+}
 
 const NAME_SPACE = 'repo402:rl:';
 
 /**
  * Fixed windows (a counter that starts with the first request and resets when its window ends,
- * never sliding), per client (an IPv4 address, an IPv6 /64: `peerKey`) and route, in memory or in Redis when several processes share it.
- * While Redis is unreachable each process counts alone (`sharedStoreWithLocalFallback`, logged):
- * the limits hold per process and no request fails or waits for Redis, since availability of paid
- * downloads matters more than a few extra requests.
+ * never sliding), per client (an IPv4 address, an IPv6 /64: `peerKey`) and route, in memory or in
+ * Redis when several processes share it. While Redis is unreachable each process counts alone
+ * (`rateLimitStore`, logged): the limits hold per process and no request fails or waits for Redis,
+ * since availability of paid downloads matters more than a few extra requests.
+ *
+ * The counting is @fastify/rate-limit's own stores (its Lua script in Redis); the hook that asks
+ * them is ours, a callback that answers at once when the store does. The plugin's hook cost a
+ * cached public read about 5 µs of its 40-50 (docs/BENCHMARKS.md, seventh session): promises and
+ * awaits around a synchronous count, and Fastify's `routeOptions` built on every request.
  */
-export async function installRateLimits(app: FastifyInstance, redis?: Redis): Promise<void> {
-  await app.register(rateLimit, {
-    global: false,
-    ...(redis ? { store: sharedStoreWithLocalFallback(redis, NAME_SPACE, app.log) } : {}),
-    // Only a store fault that is not Redis's (the fallback answers for Redis) reaches this.
-    skipOnError: true,
-    continueExceeding: false,
-    keyGenerator: (request) => peerKey(request.ip),
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', {
-        message: `Too many requests; the window resets in ${context.after}`,
-        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
-      }),
+export function installRateLimits(app: FastifyInstance, redis?: Redis): void {
+  const store = rateLimitStore(NAME_SPACE, app.log, redis);
+  app.decorate('rateLimitStore', store);
+  app.addHook('onRoute', (route) => {
+    const rule = route.config?.limit;
+    if (!rule) return;
+    const methods = [route.method].flat().join(',');
+    appendHook(route, 'onRequest', limitRequests(store.child(`${methods}${route.url}-`), rule, clientOf));
   });
 }
 
 /** The route `config` entry giving a route its class's budget. */
-export function rateLimitConfig(config: Config, routeClass: RateLimitClass) {
+export function rateLimitConfig(config: Config, routeClass: RateLimitClass): { limit: RateLimitRule } {
   const rule = config.rateLimits[routeClass];
-  return { rateLimit: { max: rule.max, timeWindow: rule.windowSeconds * 1000 } };
+  return { limit: { max: rule.max, windowMs: rule.windowSeconds * 1000 } };
 }
 
 /**
@@ -47,13 +64,55 @@ export function countedRateLimit(
   config: Config,
   routeClass: RateLimitClass,
   name: string,
-) {
-  const limit = app.rateLimit({
-    ...rateLimitConfig(config, routeClass).rateLimit,
-    // The plugin leaves the route out of such a limiter's store keys, so the key names what it counts.
-    keyGenerator: (request) => `${name}:${peerKey(request.ip)}`,
-  });
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    await limit.call(app, request, reply);
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const limit = limitRequests(
+    app.rateLimitStore.child(`counted-${name}-`),
+    rateLimitConfig(config, routeClass).limit,
+    clientOf,
+  );
+  return (request, reply) =>
+    new Promise((resolve, reject) => {
+      limit.call(app, request, reply, (error?: Error) => (error ? reject(error) : resolve()));
+    });
+}
+
+function clientOf(request: FastifyRequest): string {
+  return peerKey(request.ip);
+}
+
+function limitRequests(
+  store: RateLimitStore,
+  { max, windowMs }: RateLimitRule,
+  keyOf: (request: FastifyRequest) => string,
+): onRequestHookHandler {
+  return (request, reply, done) => {
+    store.incr(
+      keyOf(request),
+      (error, count) => {
+        // Only a fault of the in-memory count gets here (Redis's fall back to it): let the request
+        // through, as a limit that cannot count must not take the API down with it.
+        if (error || !count) {
+          request.log.error({ err: error }, 'rate limit not counted; the request is let through');
+          done();
+          return;
+        }
+        const resetSeconds = Math.max(1, Math.ceil(count.ttl / 1000));
+        reply.header('x-ratelimit-limit', max);
+        reply.header('x-ratelimit-remaining', Math.max(0, max - count.current));
+        reply.header('x-ratelimit-reset', resetSeconds);
+        if (count.current <= max) {
+          done();
+          return;
+        }
+        done(
+          new AppError('rate_limited', {
+            message: `Too many requests; the window resets in ${resetSeconds} seconds`,
+            retryAfterSeconds: resetSeconds,
+          }),
+        );
+      },
+      windowMs,
+      max,
+    );
   };
 }

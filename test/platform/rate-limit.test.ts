@@ -65,6 +65,25 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
     expect((await t.app.inject({ url: path, remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
   });
 
+  it('keeps a budget per route, and tells the client what is left of it', async () => {
+    const other = `/test/limited/${randomUUID()}`;
+    t = await createTestApp({
+      env: { ...env, RATE_LIMIT_PUBLIC: '2/30' },
+      extend: (app, ctx) => {
+        for (const route of [`${other}/a`, `${other}/b`]) {
+          app.get(route, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
+        }
+      },
+    });
+    const first = await t.app.inject({ url: `${other}/a` });
+    expect(first.headers['x-ratelimit-limit']).toBe('2');
+    expect(first.headers['x-ratelimit-remaining']).toBe('1');
+    expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThan(25);
+    expect((await t.app.inject({ url: `${other}/a` })).headers['x-ratelimit-remaining']).toBe('0');
+    expect((await t.app.inject({ url: `${other}/a` })).statusCode).toBe(429);
+    expect((await t.app.inject({ url: `${other}/b` })).statusCode).toBe(200);
+  });
+
   it('counts an IPv6 client by its /64: rotating addresses inside it does not renew the budget', async () => {
     await appWith('public', { RATE_LIMIT_PUBLIC: '2/30' });
     const from = (remoteAddress: string) => t.app.inject({ url: path, remoteAddress });
