@@ -202,9 +202,12 @@ function requireKnownProtocolVersion(mcp: Mcp, version: string | string[] | unde
   }
 }
 
-/** Open notification streams, capped per client (`peerKey`) and in lifetime, released when the client leaves. */
+/**
+ * Open notification streams, capped per client (`peerKey`: an IPv4 address, an IPv6 /64) and in
+ * lifetime, released when the client leaves.
+ */
 class NotificationStreams {
-  private readonly perIp = new Map<string, number>();
+  private readonly perClient = new Map<string, number>();
   private readonly open_ = new Set<ServerResponse>();
 
   constructor(
@@ -213,8 +216,8 @@ class NotificationStreams {
   ) {}
 
   /** Refuses over the cap before `take` hands the response over, so the refusal is an ordinary error body. */
-  open(ip: string, take: () => ServerResponse): void {
-    const held = this.perIp.get(ip) ?? 0;
+  open(client: string, take: () => ServerResponse): void {
+    const held = this.perClient.get(client) ?? 0;
     if (held >= this.cap) {
       throw new AppError('rate_limited', {
         message: `At most ${this.cap} open MCP notification streams per address`,
@@ -222,7 +225,7 @@ class NotificationStreams {
       });
     }
     const response = take();
-    this.perIp.set(ip, held + 1);
+    this.perClient.set(client, held + 1);
     this.open_.add(response);
     response.writeHead(200, {
       'content-type': 'text/event-stream',
@@ -238,9 +241,9 @@ class NotificationStreams {
       clearInterval(keepAlive);
       clearTimeout(lifetime);
       this.open_.delete(response);
-      const left = (this.perIp.get(ip) ?? 1) - 1;
-      if (left > 0) this.perIp.set(ip, left);
-      else this.perIp.delete(ip);
+      const left = (this.perClient.get(client) ?? 1) - 1;
+      if (left > 0) this.perClient.set(client, left);
+      else this.perClient.delete(client);
     });
   }
 

@@ -39,19 +39,24 @@ export const validatorCompiler: FastifySchemaCompiler<$ZodType> = (route) => {
  * valid as it stands, whatever else it carries. Otherwise undefined, and every request is parsed.
  */
 function headersValidWhenAbsent(schema: $ZodType): string[] | undefined {
-  const def = schema._zod.def as {
-    type: string;
-    shape?: Record<string, unknown>;
-    catchall?: $ZodType;
-    checks?: unknown[];
-  };
-  if (def.type !== 'object' || !def.shape || def.checks?.length) return undefined;
-  if (def.catchall?._zod.def.type !== 'unknown') return undefined;
+  const def = uncheckedObject(schema);
+  if (!def || !isLoose(def)) return undefined;
   const empty = safeParse(schema, {});
   return empty.success && Object.keys(empty.data as object).length === 0 ? Object.keys(def.shape) : undefined;
 }
 
-type ObjectDef = { type: string; shape?: Record<string, $ZodType>; catchall?: $ZodType; checks?: unknown[] };
+type ObjectDef = { type: 'object'; shape: Record<string, $ZodType>; catchall?: $ZodType };
+
+/** An object schema's definition when it has no checks of its own (no refinement); else undefined. */
+function uncheckedObject(schema: $ZodType): ObjectDef | undefined {
+  const def = schema._zod.def as { type: string; shape?: Record<string, $ZodType>; checks?: unknown[] };
+  return def.type === 'object' && def.shape && !def.checks?.length ? (def as ObjectDef) : undefined;
+}
+
+/** A loose object keeps the keys its shape does not name, as they are. */
+function isLoose(def: ObjectDef): boolean {
+  return def.catchall?._zod.def.type === 'unknown';
+}
 
 /**
  * Whether every value Fastify can give this part passes `schema` unchanged, so that parsing it
@@ -61,10 +66,10 @@ type ObjectDef = { type: string; shape?: Record<string, $ZodType>; catchall?: $Z
  * unchanged (a plain object would strip its keys). Anything else is parsed on every request.
  */
 export function validAsParsed(httpPart: string | undefined, schema: $ZodType, url: string): boolean {
-  const def = schema._zod.def as ObjectDef;
-  if (def.type !== 'object' || !def.shape || def.checks?.length) return false;
+  const def = uncheckedObject(schema);
+  if (!def) return false;
   const fields = Object.entries(def.shape);
-  if (httpPart === 'querystring') return fields.length === 0 && def.catchall?._zod.def.type === 'unknown';
+  if (httpPart === 'querystring') return fields.length === 0 && isLoose(def);
   if (httpPart !== 'params' || url.includes('*')) return false;
   const names = [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]);
   // `z.string()` itself: a format (`z.uuid()`, `z.email()`) or a check is more than its type.
