@@ -19,6 +19,7 @@ import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
 import { ListingEvents } from './platform/listing-events.js';
 import { createLogger } from './platform/logger.js';
 import { PauseSwitch } from './platform/pause.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from './platform/rate-limit-store.js';
 import { loadOrCreateSecretFile } from './platform/secret-file.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
 
@@ -90,10 +91,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
         : // Kept beside the data; several API processes must set APP_SECRET instead.
           await loadOrCreateSecretFile(path.join(config.dataDir, 'app-secret')));
     if (config.redisUrl) {
-      // Without an offline queue a dead Redis fails fast instead of stalling requests.
+      // Without an offline queue a dead Redis fails fast instead of stalling requests, and with a
+      // command timeout so does one that keeps its connection but stops answering.
       redis = new Redis(config.redisUrl, {
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
         lazyConnect: true,
       });
       redis.on('error', () => {});

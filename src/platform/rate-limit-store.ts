@@ -8,11 +8,19 @@ import type { Redis } from 'ioredis';
  * Without Redis, each route counts in this process's memory (an LRU of clients). With Redis, the
  * counts are shared by every process, and kept in this process's memory while Redis cannot answer:
  * the limits keep applying (per process, so a client spread over N processes gets up to N times its
- * budget) instead of vanishing, and no request waits on or fails for a dead Redis. Each change
- * between the two is logged once.
+ * budget) instead of vanishing, and no request fails for a dead Redis. A Redis that keeps its
+ * connections but stops answering (blocked, or a half-open connection after a partition) fails
+ * each call after the client's command timeout (`REDIS_COMMAND_TIMEOUT_MS`); after a failure one
+ * request a second asks it again while the others count here at once, so a stalled Redis costs
+ * the requests that meet it at most that timeout. Each change between the two is logged once.
  */
 
 type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
+
+/** How long a Redis call may take before the limits count in this process instead (`runtime.ts`). */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** After Redis failed a call, the time before one request asks it again. */
+const ASK_AGAIN_AFTER_MS = 1000;
 
 export interface RateLimitStore {
   /** Counts one request of `key` in its current window (`windowMs` long) and calls back with the count. */
@@ -38,7 +46,14 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
 export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?: Redis): RateLimitStore {
   if (!redis) return inMemory();
   let shared = true;
+  /** While counting here after a failed call: when one request may ask Redis again. */
+  let askAgainAt = 0;
+  // A new connection is worth asking at once, whatever failed on the old one.
+  redis.on('ready', () => {
+    askAgainAt = 0;
+  });
   const fellBack = (error?: Error) => {
+    if (error) askAgainAt = Date.now() + ASK_AGAIN_AFTER_MS;
     if (!shared) return;
     shared = false;
     log.warn(
@@ -51,43 +66,64 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
     shared = true;
     log.info('Redis answers again: rate limits are shared by every process again');
   };
-  const sharedWithLocalFallback = (prefix: string): RateLimitStore => {
+  const asksRedis = () => {
+    // A client that is not connected would only fail the call; skip the round trip.
+    if (redis.status !== 'ready') return false;
+    if (shared) return true;
+    const now = Date.now();
+    if (now < askAgainAt) return false;
+    // This request asks; the others keep counting here until it has an answer.
+    askAgainAt = now + ASK_AGAIN_AFTER_MS;
+    return true;
+  };
+  return byPrefix((prefix) => {
     const redisStore = new RedisStore(false, false, redis, `${nameSpace}${prefix}`);
     const localStore = new LocalStore(false, false);
-    return {
-      incr(key, callback, windowMs, max) {
-        // A client that is not connected would only fail the call; skip the round trip.
-        if (redis.status !== 'ready') {
-          fellBack();
-          localStore.incr(key, callback, windowMs, max);
-          return;
-        }
-        redisStore.incr(
-          key,
-          (error, result) => {
-            if (error) {
-              fellBack(error);
-              localStore.incr(key, callback, windowMs, max);
-              return;
-            }
-            recovered();
-            callback(null, result!);
-          },
-          windowMs,
-          max,
-        );
-      },
-      child: (childPrefix) => sharedWithLocalFallback(`${prefix}${childPrefix}`),
+    return (key, callback, windowMs, max) => {
+      if (!asksRedis()) {
+        fellBack();
+        localStore.incr(key, callback, windowMs, max);
+        return;
+      }
+      redisStore.incr(
+        key,
+        (error, result) => {
+          if (error) {
+            fellBack(error);
+            localStore.incr(key, callback, windowMs, max);
+            return;
+          }
+          recovered();
+          callback(null, result!);
+        },
+        windowMs,
+        max,
+      );
     };
-  };
-  return sharedWithLocalFallback('');
+  });
 }
 
 /** Counts in this process's memory: each store (one per limit) an LRU of its clients. */
 function inMemory(): RateLimitStore {
-  const store = new LocalStore(false, false);
-  return {
-    incr: (key, callback, windowMs, max) => store.incr(key, callback, windowMs, max),
-    child: () => inMemory(),
+  return byPrefix(() => {
+    const store = new LocalStore(false, false);
+    return (key, callback, windowMs, max) => store.incr(key, callback, windowMs, max);
+  });
+}
+
+/**
+ * The store of each prefix, made once: two limits naming the same prefix (a GET route and its
+ * HEAD) count together.
+ */
+function byPrefix(counter: (prefix: string) => RateLimitStore['incr']): RateLimitStore {
+  const stores = new Map<string, RateLimitStore>();
+  const storeOf = (prefix: string): RateLimitStore => {
+    let store = stores.get(prefix);
+    if (!store) {
+      store = { incr: counter(prefix), child: (childPrefix) => storeOf(`${prefix}${childPrefix}`) };
+      stores.set(prefix, store);
+    }
+    return store;
   };
+  return storeOf('');
 }

@@ -43,8 +43,13 @@ export function installRateLimits(app: FastifyInstance, redis?: Redis): void {
   app.addHook('onRoute', (route) => {
     const rule = route.config?.limit;
     if (!rule) return;
-    const methods = [route.method].flat().join(',');
-    appendHook(route, 'onRequest', limitRequests(store.child(`${methods}${route.url}-`), rule, clientOf));
+    // A GET route's HEAD (Fastify adds it) reads the same resource: one budget for both.
+    const methods = [...new Set([route.method].flat().map((method) => (method === 'HEAD' ? 'GET' : method)))];
+    appendHook(
+      route,
+      'onRequest',
+      limitRequests(store.child(`${methods.join(',')}${route.url}-`), rule, clientOf),
+    );
   });
 }
 

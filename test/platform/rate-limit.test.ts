@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RateLimitClass } from '../../src/config.js';
 import { rateLimitConfig } from '../../src/platform/rate-limit.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/platform/rate-limit-store.js';
 import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';
 import { type ManagedProcess, startPrivateRedis } from '../support/cluster.js';
 
@@ -84,6 +85,16 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
     expect((await t.app.inject({ url: `${other}/b` })).statusCode).toBe(200);
   });
 
+  it("counts a GET route's HEAD in the same budget", async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '2/30' });
+    const get = await t.app.inject({ url: path });
+    const head = await t.app.inject({ method: 'HEAD', url: path });
+    expect([get.statusCode, head.statusCode]).toEqual([200, 200]);
+    expect(head.headers['x-ratelimit-remaining']).toBe('0');
+    expect((await t.app.inject({ url: path })).statusCode).toBe(429);
+    expect((await t.app.inject({ method: 'HEAD', url: path })).statusCode).toBe(429);
+  });
+
   it('counts an IPv6 client by its /64: rotating addresses inside it does not renew the budget', async () => {
     await appWith('public', { RATE_LIMIT_PUBLIC: '2/30' });
     const from = (remoteAddress: string) => t.app.inject({ url: path, remoteAddress });
@@ -137,6 +148,58 @@ describe('rate limits when Redis stops and comes back', () => {
       expect(await statuses(4)).toEqual([200, 200, 200, 429]);
       expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
       expect(await t.ctx.redis!.keys('repo402:rl:*')).not.toHaveLength(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('rate limits when Redis keeps its connection but stops answering', () => {
+  let redis: ManagedProcess | undefined;
+  afterEach(async () => {
+    const pid = redis?.pid();
+    if (pid) process.kill(pid, 'SIGCONT');
+    await redis?.stop();
+  });
+
+  it('answers without waiting on it: at most the command timeout once, then counted here, and shared again once it answers', async () => {
+    redis = await startPrivateRedis();
+    const lines: string[] = [];
+    const path = '/test/limited/stalled';
+    const t = await createTestApp({
+      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '3/60', LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => lines.push(line) },
+      extend: (app, ctx) => {
+        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
+      },
+    });
+    const timed = async () => {
+      const started = performance.now();
+      const res = await t.app.inject({ url: path });
+      return { status: res.statusCode, ms: performance.now() - started };
+    };
+    try {
+      expect((await timed()).status).toBe(200);
+      // Frozen: its sockets stay open and nothing is answered, as with a blocked Redis or a
+      // connection half-open after a partition. Without a command timeout this request never ends.
+      process.kill(redis.pid()!, 'SIGSTOP');
+      const first = await timed();
+      expect(first.status).toBe(200);
+      expect(first.ms).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 2000);
+      // The next ones count in this process at once (a fresh window of 3): none meets the timeout.
+      const next = [await timed(), await timed(), await timed()];
+      expect(next.map((r) => r.status)).toEqual([200, 200, 429]);
+      for (const r of next) expect(r.ms).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS);
+      expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
+
+      process.kill(redis.pid()!, 'SIGCONT');
+      await t.ctx.redis!.del(await t.ctx.redis!.keys('repo402:rl:*'));
+      // Asked again a second after the failure, it answers: counts are shared again.
+      await sleep(1100);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await timed()).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
     } finally {
       await t.close();
     }
