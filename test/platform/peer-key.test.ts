@@ -12,4 +12,20 @@ describe('the client a per-client limit counts', () => {
     expect(peerKey('::1')).toBe('0:0:0:0::/64');
     expect(peerKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
   });
+
+  it('reads an IPv4 client written as an IPv6 address as its IPv4 address', () => {
+    expect(peerKey('0:0:0:0:0:ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(peerKey('::ffff:cb00:7107')).toBe('203.0.113.7');
+    expect(peerKey('::FFFF:CB00:7107')).toBe('203.0.113.7');
+  });
+
+  it('counts what is not an address as it is, never as a /64 it does not name', () => {
+    // Forms some proxies put in X-Forwarded-For: with a port, in brackets.
+    expect(peerKey('203.0.113.7:51234')).toBe('203.0.113.7:51234');
+    expect(peerKey('[2001:db8::1]')).toBe('[2001:db8::1]');
+    expect(peerKey('[2001:db8::1]:443')).toBe('[2001:db8::1]:443');
+    expect(peerKey('not an address')).toBe('not an address');
+    // Node gives no address for a request whose socket is already gone.
+    expect(peerKey(undefined)).toBe('unknown');
+  });
 });
