@@ -70,6 +70,8 @@ export function authenticateKeyRoutesFirst(app: FastifyInstance): void {
       return;
     }
     if (guards.length > 1) throw new Error(`${name} has more than one requireApiKey guard`);
+    // Without a limit, guessing keys on this route would cost the guesser nothing.
+    if (!route.config?.limit) throw new Error(`${name} has a requireApiKey guard but no rate limit`);
     const guard = guards[0]!;
     setHooks(route, 'onRequest', [...hooksOf(route, 'onRequest'), guard]);
     const scope = guardScopes.get(guard);

@@ -6,6 +6,7 @@ import { issueApiKey, SESSION_TTL_MS } from '../../src/identity/api-keys.js';
 import { creatorOf, requireApiKey } from '../../src/identity/guard.js';
 import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
 import { errorResponses } from '../../src/platform/http-schemas.js';
+import { rateLimitConfig } from '../../src/platform/rate-limit.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import {
@@ -119,6 +120,7 @@ describe.each(BACKENDS)('API keys on %s', (backend) => {
           app.get(
             '/test/guarded',
             {
+              config: rateLimitConfig(ctx.config, 'creator'),
               onRequest: requireApiKey(ctx, 'releases:write'),
               schema: {
                 response: {

@@ -1,10 +1,12 @@
 import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
 import { issueApiKey } from '../../src/identity/api-keys.js';
 import { authenticateKeyRoutesFirst, creatorOf, requireApiKey } from '../../src/identity/guard.js';
 import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
 import { errorResponses } from '../../src/platform/http-schemas.js';
+import { rateLimitConfig } from '../../src/platform/rate-limit.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
@@ -169,6 +171,7 @@ describe('the key guard as other domains use it', () => {
         app.post(
           '/test/guarded',
           {
+            config: rateLimitConfig(ctx.config, 'creator'),
             preHandler: requireApiKey(ctx, 'releases:write'),
             schema: {
               body: BodySchema,
@@ -202,6 +205,18 @@ describe('the key guard as other domains use it', () => {
     expect(() =>
       app.get('/test/unguarded', { schema: { security: [{ apiKey: [] }] } }, async () => ({})),
     ).toThrow('GET /test/unguarded declares the apiKey security scheme but has no requireApiKey guard');
+  });
+
+  it('refuses at start-up a guarded route without a rate limit: guessing keys there would be free', async () => {
+    const app = Fastify();
+    authenticateKeyRoutesFirst(app);
+    expect(() =>
+      app.get(
+        '/test/unlimited',
+        { onRequest: requireApiKey({} as AppContext, 'listings:read') },
+        async () => ({}),
+      ),
+    ).toThrow('GET /test/unlimited has a requireApiKey guard but no rate limit');
   });
 
   it('counts callers without a key against the rate limit before looking at keys', async () => {

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { requestCountry } from '../../platform/compliance.js';
 import { errorResponses } from '../../platform/http-schemas.js';
-import { countedRateLimit } from '../../platform/rate-limit.js';
+import { countedRateLimit, rateLimitConfig } from '../../platform/rate-limit.js';
 import { routeOptions } from '../../platform/route-options.js';
 import { requestCreatorChanges } from '../account-changes.js';
 import { creatorView } from '../creators.js';
@@ -27,6 +27,9 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/creators',
     {
+      // Every request, refused early or not, counts against the auth budget; attempts that reach
+      // the signature check also use up registration's 5 per hour.
+      config: rateLimitConfig(ctx.config, 'auth'),
       schema: {
         tags: ['creator'],
         summary: 'Register headless: returns the creator and its API key, shown once',
