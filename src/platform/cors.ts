@@ -15,6 +15,8 @@ declare module 'fastify' {
  * the web app is same-origin, and a bearer key should not be usable from a foreign page.
  */
 const PUBLIC_PREFIXES = [
+  // A buyer's wallet proof (X-Wallet-Signature) starts with a challenge; rotate-key beside it is a creator's.
+  '/api/auth/challenge',
   '/api/r/',
   '/api/v/',
   '/api/label/',
@@ -77,7 +79,7 @@ const PUBLIC_CORS = {
  * tenth of a cached public read's CPU, docs/BENCHMARKS.md). Preflights are the plugin's: it is
  * registered in a scope that holds only the `OPTIONS` routes, one per public prefix, answered by
  * its hook, and its catch-all `OPTIONS *`, which carries `cors: false` and so refuses every other
- * preflight. A path with no route is answered with the same headers when it is public.
+ * preflight. An error on a public path is answered with the same headers, route or none.
  */
 export async function installCors(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
@@ -107,12 +109,10 @@ function addPublicCorsHeaders(_request: FastifyRequest, reply: FastifyReply, don
   done();
 }
 
-/** The not-found handler's hook: an answer for a public path that matched no route gets the headers too. */
-export function addCorsHeadersOnPublicPath(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: () => void,
-): void {
-  if (isPublicPath(request.url)) addPublicCorsHeaders(request, reply, done);
-  else done();
+/**
+ * For the error handler: an error on a public path carries the headers however early it happened,
+ * with no route to add them (no route matched, and the body of the request could not be parsed).
+ */
+export function addCorsHeadersOnPublicPath(request: FastifyRequest, reply: FastifyReply): void {
+  if (isPublicPath(request.url)) addPublicCorsHeaders(request, reply, () => {});
 }

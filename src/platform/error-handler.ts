@@ -13,7 +13,7 @@ import { AppError, errorBody, type Issue, isAppError } from './errors.js';
  */
 export function installErrorHandling(app: FastifyInstance, baseUrl: string, bodyLimitBytes: number): void {
   trackLastExchange(app.server);
-  app.setNotFoundHandler({ preHandler: addCorsHeadersOnPublicPath }, (request) => {
+  app.setNotFoundHandler((request) => {
     const path = request.url.split('?')[0]!;
     throw new AppError('not_found', {
       message: `No route for ${request.method} ${path.slice(0, 200)}: this route does not exist${
@@ -39,6 +39,7 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string, body
     } else if (appError.code === 'invalid_request') {
       request.log.info({ issues: appError.details?.issues }, 'invalid request');
     }
+    addCorsHeadersOnPublicPath(request, reply);
     return reply
       .code(appError.status)
       .headers({ ...appError.headers, 'cache-control': 'no-store' })
@@ -63,6 +64,7 @@ export function frameworkErrorHandler(baseUrl: string) {
           ? new AppError('not_found', { message: 'No resource has a path segment this long' })
           : new AppError('internal', { cause: error });
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
+    addCorsHeadersOnPublicPath(request, reply);
     reply
       .code(appError.status)
       .header('x-request-id', request.id)

@@ -119,6 +119,54 @@ describe('CORS', () => {
     expect((await t.app.inject({ url: '/api/r/alice', headers: origin })).statusCode).toBe(404);
   });
 
+  it('sends the headers with an error raised before any route could add them', async () => {
+    const origin = { origin: 'https://agent.example' };
+    // No route, and a body that does not parse: the 400 is the parser's, before the not-found handler.
+    const unparsable = await t.app.inject({
+      method: 'POST',
+      url: '/api/mcpx',
+      payload: '{',
+      headers: { ...origin, 'content-type': 'application/json' },
+    });
+    expect(unparsable.statusCode).toBe(400);
+    expect(unparsable.headers['access-control-allow-origin']).toBe('*');
+    // A path segment longer than the router takes is answered before routing.
+    const long = await t.app.inject({ url: `/api/v/${'a'.repeat(600)}/b`, headers: origin });
+    expect(long.statusCode).toBe(404);
+    expect(long.headers['access-control-allow-origin']).toBe('*');
+    const creatorPath = await t.app.inject({
+      method: 'POST',
+      url: '/api/listings/x/y/z',
+      payload: '{',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/json' },
+    });
+    expect(creatorPath.statusCode).toBe(400);
+    expect(creatorPath.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it("lets a foreign page get a wallet challenge, the start of a buyer's X-Wallet-Signature", async () => {
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/auth/challenge?address=0x0000000000000000000000000000000000000001&purpose=wallet_ownership',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    const challenge = await t.app.inject({
+      url: '/api/auth/challenge?address=0x0000000000000000000000000000000000000001&purpose=wallet_ownership',
+      headers: { origin: 'https://agent.example' },
+    });
+    expect(challenge.statusCode).toBe(200);
+    expect(challenge.headers['access-control-allow-origin']).toBe('*');
+    // Key rotation beside it is a creator's, with a bearer key: no CORS.
+    const rotate = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/auth/rotate-key',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(rotate.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('keeps CORS off the not-found answer of a path that is not public', async () => {
     for (const url of ['/api/creators/nothing/here', '/api/listings/x/y/z', '/no/such/page']) {
       const res = await t.app.inject({ url, headers: { origin: 'https://evil.example' } });
