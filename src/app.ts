@@ -33,12 +33,15 @@ import { releaseRoutes } from './releases/routes.js';
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { config } = ctx;
+  const { trustProxy } = config;
   const app = Fastify({
     loggerInstance: ctx.log,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // A number of proxies: the hops Fastify trusts (it takes a number too; its types do not say so).
+    trustProxy:
+      typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     clientErrorHandler: clientErrorHandler(config.baseUrl),
     frameworkErrors: frameworkErrorHandler(config.baseUrl),
     // Fastify's own 503 while closing has a foreign body; the onRequest hook below answers instead.

@@ -42,12 +42,16 @@ const EnvSchema = z.object({
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PAUSED: bool.default(false),
-  /** `true`, `false`, or a comma-separated list of proxy addresses or CIDRs to trust. */
+  /**
+   * `false`, the number of proxies in front (the client is that many hops from the right of
+   * X-Forwarded-For), a comma-separated list of proxy addresses or CIDRs to trust, or `true` (every
+   * entry believed: the client chooses its address unless the proxy replaces the header; warned).
+   */
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((value): boolean | string =>
-      value === 'true' || value === 'false' ? value === 'true' : value,
+    .transform((value): boolean | number | string =>
+      value === 'true' || value === 'false' ? value === 'true' : /^\d+$/.test(value) ? Number(value) : value,
     ),
   BODY_LIMIT_BYTES: positiveInt.max(64 * 1024 * 1024).default(1024 * 1024),
   APP_SECRET: z
@@ -218,7 +222,7 @@ export interface Config {
   redisUrl?: string;
   logLevel: string;
   paused: boolean;
-  trustProxy: boolean | string;
+  trustProxy: boolean | number | string;
   bodyLimitBytes: number;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;

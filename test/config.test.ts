@@ -40,6 +40,13 @@ describe('loadConfig', () => {
     expect(config.rateLimits.public).toEqual({ max: 10, windowSeconds: 5 });
   });
 
+  it('reads TRUST_PROXY as a switch, a number of proxies or their addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1,192.168.0.0/16' }).trustProxy).toBe('10.0.0.1,192.168.0.0/16');
+  });
+
   it('derives BASE_URL from PORT when unset', () => {
     expect(loadConfig({ PORT: '9100' }).baseUrl).toBe('http://localhost:9100');
   });

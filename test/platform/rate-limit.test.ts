@@ -105,12 +105,38 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
     expect((await from('2001:db8:7:9::1')).statusCode).toBe(200);
   });
 
+  it('behind a number of proxies, counts the client they saw, whatever it wrote into X-Forwarded-For', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '1/30', TRUST_PROXY: '1' });
+    // The proxy (10.9.9.9) appends the address it saw; what is left of it is the client's to write.
+    const via = (forwardedFor: string) =>
+      t.app.inject({ url: path, remoteAddress: '10.9.9.9', headers: { 'x-forwarded-for': forwardedFor } });
+    expect((await via('198.51.100.1, 203.0.113.5')).statusCode).toBe(200);
+    expect((await via('198.51.100.2, 203.0.113.5')).statusCode).toBe(429);
+    expect((await via('198.51.100.2, 203.0.113.6')).statusCode).toBe(200);
+  });
+
   it('limits registration to 5 per hour per IP', async () => {
     await appWith('registration');
     for (let i = 0; i < 5; i++) expect((await t.app.inject({ url: path })).statusCode).toBe(200);
     const res = await t.app.inject({ url: path });
     expect(res.statusCode).toBe(429);
     expect(res.json().retry_after_seconds).toBeGreaterThan(3500);
+  });
+});
+
+describe('TRUST_PROXY=true', () => {
+  it('is warned about at start: every X-Forwarded-For entry is believed, so a client picks its own key', async () => {
+    const lines: string[] = [];
+    const t = await createTestApp({
+      env: { TRUST_PROXY: 'true', LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => lines.push(line) },
+    });
+    try {
+      const warning = lines.find((line) => line.includes('TRUST_PROXY=true'));
+      expect(JSON.parse(warning!)).toMatchObject({ level: 40 });
+    } finally {
+      await t.close();
+    }
   });
 });
 
