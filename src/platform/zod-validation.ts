@@ -15,7 +15,7 @@ import { safeParse } from 'zod/v4/core';
  */
 export const validatorCompiler: FastifySchemaCompiler<$ZodType> = (route) => {
   // A parse that can neither refuse nor change what Fastify parsed is not run at all (version
-  // status and the release log spent 2-4 µs of their 45-50 per request on it, docs/BENCHMARKS.md).
+  // status spent about 2 µs of its 45-50 per request on it, docs/BENCHMARKS.md).
   if (validAsParsed(route.httpPart, route.schema, route.url)) return () => true;
   const validate = zodValidatorCompiler(route);
   if (route.httpPart !== 'headers') return validate;
