@@ -432,7 +432,10 @@ function unsettleable(payment: DecodedPayment, rail: PaymentRail, now: Date): Ap
 function ownRow(row: PaymentRow, listing: PublicListing): PaymentRow {
   if (row.listingId !== listing.id) {
     throw new AppError('authorization_mismatch', {
-      message: "This authorization paid another listing's 402; sign this listing's 402",
+      // Which listing is not said: an authorization becomes public once settled on chain, and the
+      // wallet's entitlements are shown only to a wallet signature.
+      message:
+        "This authorization was already used for another listing (GET /api/entitlements with X-Wallet-Signature lists what your wallet holds); to buy this one, sign this listing's 402",
       details: { mismatched: ['listing'] },
     });
   }

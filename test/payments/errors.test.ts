@@ -260,6 +260,10 @@ describe.each(BACKENDS)('payment errors on %s', (backend) => {
     const refused = await pay(dear, header);
     expectCode(refused, 400, 'authorization_mismatch');
     expect(refused.json().details).toEqual({ mismatched: ['listing'] });
+    // It points the buyer to what the wallet holds, without naming the listing to whoever presents
+    // the authorization (it is public on chain once settled).
+    expect(refused.json().message).toContain('/api/entitlements');
+    expect(refused.body).not.toContain('cheap-kit');
     expect(await db.select().from(purchases).where(eq(purchases.listingId, dear.listingId))).toEqual([]);
     expect(await t.rail.devnet!.balanceOf(wallet.address)).toBe(990_000n);
   });
