@@ -22,6 +22,7 @@ import {
   refuseConnectMethod,
 } from './platform/error-handler.js';
 import { AppError } from './platform/errors.js';
+import { readEmptyJsonAsNoBody } from './platform/json-body.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
@@ -66,6 +67,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, config.baseUrl, config.bodyLimitBytes);
+  readEmptyJsonAsNoBody(app);
   refuseConnectMethod(app.server, config.baseUrl);
 
   let closing = false;

@@ -119,8 +119,6 @@ function parserIssue(error: FastifyError, bodyLimitBytes: number): Issue | undef
       return { field: 'body', reason: `larger than the ${bodyLimitBytes}-byte limit` };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { field: 'content-type', reason: 'unsupported media type; send application/json' };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { field: 'body', reason: 'empty, but content-type says JSON' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { field: 'body', reason: 'not valid JSON' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -174,6 +174,7 @@ const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
  */
 function githubWebhookRoute(ctx: AppContext) {
   return async (app: App) => {
+    app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
       done(null, body);
     });

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * An empty body sent as `application/json` is read as no body. Some clients send that header on
+ * every request, DELETE and bodiless POSTs included; Fastify's parser refuses such a request with a
+ * 400 before its route can answer (a creator deleting another's listing would learn `invalid_request`
+ * instead of SPEC.md's 404). A route that needs a body still refuses its absence, in validation.
+ * Everything else is Fastify's own parser, prototype-poisoning checks included.
+ */
+export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parse(request, body as string, done);
+  });
+}
