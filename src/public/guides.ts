@@ -211,8 +211,9 @@ curl -X POST ${baseUrl}/api/listings -H "Authorization: Bearer $KEY" -H 'content
 \`\`\`
 
 The answer carries the git remote (\`${ssh.remote('<handle>', 'my-tool')}\`), the default branch
-\`main\` and the server's host-key fingerprints (\`host_key_fingerprints\`). The deploy key can push to
-this one repository only.
+\`main\` and the server's host-key fingerprints (\`host_key_fingerprints\`). A deploy key pushes to the
+repository of every listing it is registered on (only this one, unless the same public key is registered
+on another listing too, by you or by anyone holding it): make a key of its own for each listing.
 
 **Trust the server's host key before the first push.** This server's SSH host keys are:
 
