@@ -34,15 +34,12 @@ import { releaseRoutes } from './releases/routes.js';
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { config } = ctx;
-  const { trustProxy } = config;
   const app = Fastify({
     loggerInstance: ctx.log,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
-    // A number of proxies: the hops Fastify trusts (it takes a number too; its types do not say so).
-    trustProxy:
-      typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
+    trustProxy: config.trustProxy,
     clientErrorHandler: clientErrorHandler(config.baseUrl),
     frameworkErrors: frameworkErrorHandler(config.baseUrl),
     // Fastify's own 503 while closing has a foreign body; the onRequest hook below answers instead.
@@ -64,6 +61,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  if (config.trustProxy === true) {
+    app.log.warn(
+      'TRUST_PROXY=true believes every X-Forwarded-For entry: unless the proxy in front replaces that header, each client chooses the address its rate limits count. Set TRUST_PROXY to the addresses of the proxies in front',
+    );
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, config.baseUrl, config.bodyLimitBytes);

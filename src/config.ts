@@ -43,15 +43,16 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PAUSED: bool.default(false),
   /**
-   * `false`, the number of proxies in front (the client is that many hops from the right of
-   * X-Forwarded-For), a comma-separated list of proxy addresses or CIDRs to trust, or `true` (every
-   * entry believed: the client chooses its address unless the proxy replaces the header; warned).
+   * `false`, a comma-separated list of proxy addresses or CIDRs whose X-Forwarded-For entries are
+   * believed, or `true` (every entry believed: the client chooses its address unless the proxy
+   * replaces the header; warned at start). No hop count: it would believe a client that reaches the
+   * port directly (Fastify dropped it for that reason).
    */
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((value): boolean | number | string =>
-      value === 'true' || value === 'false' ? value === 'true' : /^\d+$/.test(value) ? Number(value) : value,
+    .transform((value): boolean | string =>
+      value === 'true' || value === 'false' ? value === 'true' : value,
     ),
   BODY_LIMIT_BYTES: positiveInt.max(64 * 1024 * 1024).default(1024 * 1024),
   APP_SECRET: z
@@ -222,7 +223,7 @@ export interface Config {
   redisUrl?: string;
   logLevel: string;
   paused: boolean;
-  trustProxy: boolean | number | string;
+  trustProxy: boolean | string;
   bodyLimitBytes: number;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;

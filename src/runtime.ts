@@ -65,11 +65,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     throw error;
   }
   const log = createLogger(config.logLevel, options.logDestination);
-  if (config.trustProxy === true) {
-    log.warn(
-      'TRUST_PROXY=true believes every X-Forwarded-For entry: unless the proxy in front replaces that header, each client chooses the address its rate limits count. Set TRUST_PROXY to the number of proxies in front or to their addresses',
-    );
-  }
   const database = options.database ?? (await openDatabase(config));
   const listingEvents = new ListingEvents();
   const caches = new Caches(listingEvents);

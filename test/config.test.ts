@@ -40,11 +40,12 @@ describe('loadConfig', () => {
     expect(config.rateLimits.public).toEqual({ max: 10, windowSeconds: 5 });
   });
 
-  it('reads TRUST_PROXY as a switch, a number of proxies or their addresses', () => {
+  it('reads TRUST_PROXY as a switch or the proxies to believe, never as a hop count', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
-    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.1,192.168.0.0/16' }).trustProxy).toBe('10.0.0.1,192.168.0.0/16');
+    // A hop count would believe a client that reaches the port directly; Fastify trusts nobody for it.
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe('1');
   });
 
   it('derives BASE_URL from PORT when unset', () => {

@@ -55,9 +55,14 @@ const ALLOWED_HEADERS = [
   'Access-Control-Expose-Headers',
 ];
 
+/** A prefix ending in `/` covers what is below it; one without covers itself and its sub-paths. */
 function isPublicPath(url: string): boolean {
   const path = url.split('?')[0]!;
-  return PUBLIC_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, '') || path.startsWith(prefix));
+  return PUBLIC_PREFIXES.some((prefix) =>
+    prefix.endsWith('/')
+      ? path === prefix.slice(0, -1) || path.startsWith(prefix)
+      : path === prefix || path.startsWith(`${prefix}/`),
+  );
 }
 
 const PUBLIC_CORS = {

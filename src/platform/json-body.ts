@@ -8,10 +8,12 @@ import type { FastifyInstance } from 'fastify';
  * Everything else is Fastify's own parser, prototype-poisoning checks included.
  */
 export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
+  const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
+  const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
+    // A line break alone, as some clients send for "no body", is no body either.
+    if ((body as string).trim() === '') done(null, undefined);
     else parse(request, body as string, done);
   });
 }

@@ -1,6 +1,8 @@
 import { isIPv6 } from 'node:net';
 
-const IPV4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i;
+const IPV4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?$/i;
+/** `[2001:db8::1]` or `[2001:db8::1]:443`, as some proxies forward an IPv6 client. */
+const BRACKETED = /^\[([^\]]+)\](?::\d+)?$/;
 
 /**
  * What a per-client limit counts, for the SSH connection caps and the HTTP rate limits alike: an
@@ -11,11 +13,11 @@ const IPV4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i;
 export function peerKey(address: string | undefined): string {
   // Node has no address for a request whose socket is already gone; it must not fail the request.
   if (address === undefined) return 'unknown';
+  // Some proxies forward the client with its source port: the port is not part of the client.
   const ipv4 = IPV4.exec(address);
   if (ipv4) return ipv4[1]!;
-  const ipv6 = address.split('%')[0]!.toLowerCase();
-  // Not an address (an X-Forwarded-For entry with a port or brackets, say): counted as it is,
-  // rather than folded into a /64 it does not name.
+  const ipv6 = (BRACKETED.exec(address)?.[1] ?? address).split('%')[0]!.toLowerCase();
+  // Not an address at all: counted as it is, rather than folded into a /64 it does not name.
   if (!isIPv6(ipv6)) return address;
   const groups = ipv6Groups(ipv6);
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {

@@ -28,9 +28,10 @@ const NAME_SPACE = 'repo402:rl:';
 /**
  * Fixed windows (a counter that starts with the first request and resets when its window ends,
  * never sliding), per client (an IPv4 address, an IPv6 /64: `peerKey`) and route, in memory or in
- * Redis when several processes share it. While Redis is unreachable each process counts alone
- * (`rateLimitStore`, logged): the limits hold per process and no request fails or waits for Redis,
- * since availability of paid downloads matters more than a few extra requests.
+ * Redis when several processes share it. While Redis is unreachable or stalled each process counts
+ * alone (`rateLimitStore`, logged): the limits hold per process and no request fails for Redis, nor
+ * waits on it longer than its command timeout, since availability of paid downloads matters more
+ * than a few extra requests.
  *
  * The counting is @fastify/rate-limit's own stores (its Lua script in Redis); the hook that asks
  * them is ours, a callback that answers at once when the store does. The plugin's hook cost a

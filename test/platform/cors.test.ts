@@ -124,7 +124,7 @@ describe('CORS', () => {
     // No route, and a body that does not parse: the 400 is the parser's, before the not-found handler.
     const unparsable = await t.app.inject({
       method: 'POST',
-      url: '/api/mcpx',
+      url: '/api/v/a',
       payload: '{',
       headers: { ...origin, 'content-type': 'application/json' },
     });
@@ -158,6 +158,12 @@ describe('CORS', () => {
     });
     expect(challenge.statusCode).toBe(200);
     expect(challenge.headers['access-control-allow-origin']).toBe('*');
+    // Nor is a path that only starts with the same letters.
+    const near = await t.app.inject({
+      url: '/api/auth/challenges',
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(near.headers['access-control-allow-origin']).toBeUndefined();
     // Key rotation beside it is a creator's, with a bearer key: no CORS.
     const rotate = await t.app.inject({
       method: 'OPTIONS',

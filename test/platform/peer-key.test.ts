@@ -19,12 +19,13 @@ describe('the client a per-client limit counts', () => {
     expect(peerKey('::FFFF:CB00:7107')).toBe('203.0.113.7');
   });
 
-  it('counts what is not an address as it is, never as a /64 it does not name', () => {
-    // Forms some proxies put in X-Forwarded-For: with a port, in brackets.
-    expect(peerKey('203.0.113.7:51234')).toBe('203.0.113.7:51234');
-    expect(peerKey('[2001:db8::1]')).toBe('[2001:db8::1]');
-    expect(peerKey('[2001:db8::1]:443')).toBe('[2001:db8::1]:443');
+  it('leaves out the port and brackets some proxies forward, and counts what is not an address as it is', () => {
+    // With its source port in the key, every new connection would be a new client.
+    expect(peerKey('203.0.113.7:51234')).toBe('203.0.113.7');
+    expect(peerKey('[2001:db8::1]')).toBe('2001:db8:0:0::/64');
+    expect(peerKey('[2001:db8::1]:443')).toBe('2001:db8:0:0::/64');
     expect(peerKey('not an address')).toBe('not an address');
+    expect(peerKey('[not an address]:1')).toBe('[not an address]:1');
     // Node gives no address for a request whose socket is already gone.
     expect(peerKey(undefined)).toBe('unknown');
   });

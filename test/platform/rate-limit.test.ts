@@ -105,14 +105,17 @@ describe.each(RATE_LIMIT_STORES)('rate limits in $store', ({ env }) => {
     expect((await from('2001:db8:7:9::1')).statusCode).toBe(200);
   });
 
-  it('behind a number of proxies, counts the client they saw, whatever it wrote into X-Forwarded-For', async () => {
-    await appWith('public', { RATE_LIMIT_PUBLIC: '1/30', TRUST_PROXY: '1' });
-    // The proxy (10.9.9.9) appends the address it saw; what is left of it is the client's to write.
-    const via = (forwardedFor: string) =>
-      t.app.inject({ url: path, remoteAddress: '10.9.9.9', headers: { 'x-forwarded-for': forwardedFor } });
+  it('behind a trusted proxy, counts the client it saw, whatever the client wrote into X-Forwarded-For', async () => {
+    await appWith('public', { RATE_LIMIT_PUBLIC: '1/30', TRUST_PROXY: '10.9.9.9' });
+    // The proxy appends the address it saw; what is left of it is the client's to write.
+    const via = (forwardedFor: string, remoteAddress = '10.9.9.9') =>
+      t.app.inject({ url: path, remoteAddress, headers: { 'x-forwarded-for': forwardedFor } });
     expect((await via('198.51.100.1, 203.0.113.5')).statusCode).toBe(200);
     expect((await via('198.51.100.2, 203.0.113.5')).statusCode).toBe(429);
     expect((await via('198.51.100.2, 203.0.113.6')).statusCode).toBe(200);
+    // A client reaching the port directly is counted as itself, whatever it forwards.
+    expect((await via('198.51.100.3', '203.0.113.7')).statusCode).toBe(200);
+    expect((await via('198.51.100.4', '203.0.113.7')).statusCode).toBe(429);
   });
 
   it('limits registration to 5 per hour per IP', async () => {
