@@ -108,9 +108,13 @@ export async function installCors(app: FastifyInstance): Promise<void> {
 
 const EXPOSED = EXPOSED_HEADERS.join(', ');
 
-function addPublicCorsHeaders(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+function setPublicCorsHeaders(reply: FastifyReply): void {
   reply.header('access-control-allow-origin', '*');
   reply.header('access-control-expose-headers', EXPOSED);
+}
+
+function addPublicCorsHeaders(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  setPublicCorsHeaders(reply);
   done();
 }
 
@@ -119,5 +123,5 @@ function addPublicCorsHeaders(_request: FastifyRequest, reply: FastifyReply, don
  * with no route to add them (no route matched, and the body of the request could not be parsed).
  */
 export function addCorsHeadersOnPublicPath(request: FastifyRequest, reply: FastifyReply): void {
-  if (isPublicPath(request.url)) addPublicCorsHeaders(request, reply, () => {});
+  if (isPublicPath(request.url)) setPublicCorsHeaders(reply);
 }

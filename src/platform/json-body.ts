@@ -12,8 +12,9 @@ export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string; // parseAs: 'string'
     // A line break alone, as some clients send for "no body", is no body either.
-    if ((body as string).trim() === '') done(null, undefined);
-    else parse(request, body as string, done);
+    if (text.trim() === '') done(null, undefined);
+    else parse(request, text, done);
   });
 }
