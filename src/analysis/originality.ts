@@ -35,6 +35,7 @@ export async function recordAndCompareBlobs(
     // query joins the set), which the next run clears before recording again.
     await db.delete(releaseBlobs).where(release);
     for (let i = 0; i < shas.length; i += BATCH) {
+      await yieldToLoop();
       await db
         .insert(releaseBlobs)
         .values(
@@ -42,7 +43,6 @@ export async function recordAndCompareBlobs(
             .slice(i, i + BATCH)
             .map((blobSha) => ({ listingId: input.listingId, version: input.version, blobSha })),
         );
-      await yieldToLoop();
     }
     await db
       .insert(releaseBlobSets)

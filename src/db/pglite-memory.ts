@@ -6,13 +6,18 @@ import v8 from 'node:v8';
 import type { PGliteOptions } from '@electric-sql/pglite';
 
 /**
- * Settings for every embedded database. PGlite's default 128 MB of shared buffers is touched when
- * the server starts, so it is resident from the first request; 16 MB keeps the WebAssembly heap at
- * its 128 MB floor and cost the embedded server about 140 MB less (docs/BENCHMARKS.md, memory).
- * Pages beyond the buffers are read through the host file system, whose page cache serves them.
+ * Settings for every embedded database.
+ * - PGlite's default 128 MB of shared buffers is touched when the server starts, so it is resident
+ *   from the first request; 16 MB keeps the WebAssembly heap at its 128 MB floor and cost the
+ *   embedded server about 140 MB less (docs/BENCHMARKS.md, memory). Pages beyond the buffers are
+ *   read through the host file system, whose page cache serves them.
+ * - No zeros are written into each new 16 MB WAL segment before use (`wal_init_zero`, which
+ *   PostgreSQL offers for file systems that gain nothing from it). The database runs on the event
+ *   loop's thread, so writing them held every request for 77-120 ms once per 16 MB of changes;
+ *   without them a new segment costs one write (docs/BENCHMARKS.md, "a cut's longest stall").
  */
 export const PGLITE_OPTIONS = {
-  postgresqlconf: ['shared_buffers=16MB'],
+  postgresqlconf: ['shared_buffers=16MB', 'wal_init_zero=off'],
 } satisfies Partial<PGliteOptions>;
 
 /**

@@ -1,36 +1,33 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { and, asc, eq, gte, lt } from 'drizzle-orm';
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { releaseTreeParts } from '../db/schema/index.js';
 
-/** Files per stored part: about 60 KB of JSON, a few milliseconds for the embedded database. */
-export const TREE_PART_FILES = 1000;
 /** Parts read per statement. */
 const PARTS_PER_READ = 4;
 
 /**
- * Records a release's file tree (`computed.tree`) in parts, one small statement each with a turn
- * of the event loop between them: at the file limit the whole tree in one statement held the
- * embedded database, and with it every request, for longer than any request may wait. A retried
- * inspection writes the same parts again.
+ * Records a release's file tree (`computed.tree`), given as the JSON text of its parts
+ * (`encodeTreeParts`), one small statement each with a turn of the event loop between them: at the
+ * file limit the whole tree in one statement held the embedded database, and with it every request,
+ * for longer than any request may wait. A retried inspection writes the same parts again.
  */
-export async function recordReleaseTree(db: Db, releaseId: string, files: unknown[]): Promise<void> {
-  const parts = Math.ceil(files.length / TREE_PART_FILES);
-  for (let part = 0; part < parts; part++) {
-    const slice = files.slice(part * TREE_PART_FILES, (part + 1) * TREE_PART_FILES);
+export async function recordReleaseTree(db: Db, releaseId: string, parts: readonly string[]): Promise<void> {
+  for (const [part, text] of parts.entries()) {
+    const files = sql`${text}::jsonb`;
     await db
       .insert(releaseTreeParts)
-      .values({ releaseId, part, files: slice })
+      .values({ releaseId, part, files })
       .onConflictDoUpdate({
         target: [releaseTreeParts.releaseId, releaseTreeParts.part],
-        set: { files: slice },
+        set: { files },
       });
     await yieldToLoop();
   }
   // A retry after an analyser upgrade may find fewer files: no part of the older tree may remain.
   await db
     .delete(releaseTreeParts)
-    .where(and(eq(releaseTreeParts.releaseId, releaseId), gte(releaseTreeParts.part, parts)));
+    .where(and(eq(releaseTreeParts.releaseId, releaseId), gte(releaseTreeParts.part, parts.length)));
 }
 
 /** A release's file tree in tree order, read a few parts at a time; empty when none was recorded. */
@@ -52,12 +49,4 @@ export async function releaseTree(db: Db, releaseId: string): Promise<unknown[]>
     if (rows.length < PARTS_PER_READ) return files;
     await yieldToLoop();
   }
-}
-
-/** An analysis's `computed` apart from its file tree, which is recorded in parts (`recordReleaseTree`). */
-export function splitTree(computed: unknown): { computed: unknown; tree: unknown[] } {
-  if (computed === null || typeof computed !== 'object' || !('tree' in computed))
-    return { computed, tree: [] };
-  const { tree, ...rest } = computed as { tree: unknown };
-  return { computed: rest, tree: Array.isArray(tree) ? tree : [] };
 }

@@ -1,5 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connectDatabase } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { statement } from '../../src/db/statement.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
@@ -95,5 +100,34 @@ describe.each(BACKENDS)('database on %s', (backend) => {
     expect(await ran).toEqual([{ key: 'y' }]);
     const { rows } = await database.query('select key from platform_settings order by key');
     expect(rows).toEqual([{ key: 'y' }]);
+  });
+});
+
+describe('the embedded database on disk', () => {
+  it('runs with its settings, on a new data directory and on one made before them', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-pglite-settings-'));
+    try {
+      // A data directory made by an earlier version: PostgreSQL's own defaults in its files.
+      const earlier = new PGlite({ dataDir: path.join(dir, 'earlier') });
+      await earlier.waitReady;
+      await earlier.close();
+      for (const dataDir of [path.join(dir, 'new'), path.join(dir, 'earlier')]) {
+        const database = await connectDatabase({ kind: 'pglite', dataDir });
+        try {
+          const settings = await database.query<{ name: string; setting: string; unit: string | null }>(
+            "select name, setting, unit from pg_settings where name in ('shared_buffers', 'wal_init_zero') order by name",
+          );
+          // shared_buffers counts 8 kB pages: 2,048 of them are 16 MB.
+          expect(settings.rows).toEqual([
+            { name: 'shared_buffers', setting: '2048', unit: '8kB' },
+            { name: 'wal_init_zero', setting: 'off', unit: null },
+          ]);
+        } finally {
+          await database.close();
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

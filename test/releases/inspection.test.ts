@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Computed } from '../../src/analysis/types.js';
 import type { AppContext } from '../../src/context.js';
 import { releaseBlobs } from '../../src/db/schema/index.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
@@ -79,8 +80,10 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
     expect(c.file_count).toBe(14);
     expect(c.dir_depth).toBe(2);
     expect(c.bytes_binary).toBe(16);
-    expect(c.tree.find((t) => t.path === 'logo.png')).toEqual({ path: 'logo.png', size: 16, binary: true });
-    expect(c.bytes_text + c.bytes_binary).toBe(c.tree.reduce((n, t) => n + t.size, 0));
+    const tree: Computed['tree'] = result.treeParts.flatMap((part) => JSON.parse(part));
+    expect(tree).toHaveLength(14);
+    expect(tree.find((t) => t.path === 'logo.png')).toEqual({ path: 'logo.png', size: 16, binary: true });
+    expect(c.bytes_text + c.bytes_binary).toBe(tree.reduce((n, t) => n + t.size, 0));
     expect(Object.keys(c.languages).sort()).toEqual(['JavaScript', 'TypeScript']);
     expect(c.lines_of_code).toBeGreaterThan(5);
     expect(c.extensions).toMatchObject({ '.md': 5, '.json': 3, '.ts': 2, '.js': 2, '(none)': 1, '.png': 1 });

@@ -87,6 +87,7 @@ export function testInspector(
     const fail = options.failing?.includes(input.version) ?? false;
     const result: InspectionResult = {
       computed: { originality: { derivative_of: options.derivativeOf?.[input.version] ?? null } },
+      treeParts: [],
       scan: {
         verdict: fail ? 'fail' : 'pass',
         fixture: true,

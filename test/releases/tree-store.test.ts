@@ -4,7 +4,8 @@ import { eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { listings, releases, releaseTreeParts } from '../../src/db/schema/index.js';
-import { recordReleaseTree, releaseTree, splitTree, TREE_PART_FILES } from '../../src/releases/tree-store.js';
+import { encodeTreeParts, TREE_PART_FILES } from '../../src/releases/inspection/tree-analysis.js';
+import { recordReleaseTree, releaseTree } from '../../src/releases/tree-store.js';
 import { registerCreator } from '../identity/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
@@ -68,7 +69,7 @@ describe.each(BACKENDS)('release file trees on %s', (backend) => {
   it('stores a tree in parts of at most 1,000 files and reads it back in tree order', async () => {
     const id = await seedRelease();
     const tree = files(2 * TREE_PART_FILES + 500);
-    await recordReleaseTree(t.ctx.database.db, id, tree);
+    await recordReleaseTree(t.ctx.database.db, id, encodeTreeParts(tree));
     expect(await partsOf(id)).toEqual([
       { part: 0, count: 1000 },
       { part: 1, count: 1000 },
@@ -80,17 +81,17 @@ describe.each(BACKENDS)('release file trees on %s', (backend) => {
   it('reads a tree of exactly a whole number of reads, and an empty one', async () => {
     const whole = await seedRelease();
     const tree = files(4 * TREE_PART_FILES);
-    await recordReleaseTree(t.ctx.database.db, whole, tree);
+    await recordReleaseTree(t.ctx.database.db, whole, encodeTreeParts(tree));
     expect(await releaseTree(t.ctx.database.db, whole)).toEqual(tree);
-    await recordReleaseTree(t.ctx.database.db, whole, []);
+    await recordReleaseTree(t.ctx.database.db, whole, encodeTreeParts([]));
     expect(await partsOf(whole)).toEqual([]);
     expect(await releaseTree(t.ctx.database.db, whole)).toEqual([]);
   });
 
   it('records a retried tree again: same parts for the same tree, none left over from a longer one', async () => {
     const id = await seedRelease();
-    await recordReleaseTree(t.ctx.database.db, id, files(2500, 'old'));
-    await recordReleaseTree(t.ctx.database.db, id, files(1200, 'new'));
+    await recordReleaseTree(t.ctx.database.db, id, encodeTreeParts(files(2500, 'old')));
+    await recordReleaseTree(t.ctx.database.db, id, encodeTreeParts(files(1200, 'new')));
     expect(await partsOf(id)).toEqual([
       { part: 0, count: 1000 },
       { part: 1, count: 200 },
@@ -118,15 +119,5 @@ describe.each(BACKENDS)('release file trees on %s', (backend) => {
       .where(eq(releases.id, id));
     expect(row?.computed).toEqual({ file_count: 2100, languages: { TypeScript: 1 } });
     expect(await partsOf(untouched)).toEqual([]);
-  });
-});
-
-describe('splitTree', () => {
-  it('takes the tree out of computed and leaves the rest', () => {
-    const tree = files(2);
-    expect(splitTree({ tree, file_count: 2 })).toEqual({ computed: { file_count: 2 }, tree });
-    expect(splitTree({ file_count: 0 })).toEqual({ computed: { file_count: 0 }, tree: [] });
-    expect(splitTree(null)).toEqual({ computed: null, tree: [] });
-    expect(splitTree({ tree: 'not a list' })).toEqual({ computed: {}, tree: [] });
   });
 });

@@ -4,8 +4,9 @@ import { listingById } from '../../src/listings/service.js';
 import { insertListing, updateListing } from '../../src/listings/store.js';
 import { recordAttested } from '../../src/releases/cut/attest.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
+import { encodeTreeParts } from '../../src/releases/inspection/tree-analysis.js';
 import { insertRelease } from '../../src/releases/store.js';
-import { recordReleaseTree, splitTree } from '../../src/releases/tree-store.js';
+import { recordReleaseTree } from '../../src/releases/tree-store.js';
 import { parseVersion } from '../../src/releases/versions.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import type { TestApp } from './app.js';
@@ -107,7 +108,8 @@ export async function addFixtureReleases(
       const key = `fixtures/${listing.id}/${release.version}.zip`;
       await t.ctx.blobs.putBytes(key, zip, 'application/zip');
       const sha256 = createHash('sha256').update(zip).digest('hex');
-      const { computed, tree } = splitTree(release.computed ?? inspection.computed);
+      // A fixture's own computed may carry its tree, which a cut stores apart, as here.
+      const { tree = [], ...computed }: Record<string, unknown> = release.computed ?? inspection.computed;
       const row = {
         listingId: listing.id,
         version: release.version,
@@ -141,7 +143,11 @@ export async function addFixtureReleases(
               { ...row, verdict },
               (tx) => insertRelease(tx, row),
             );
-      await recordReleaseTree(t.ctx.database.db, inserted!.id, tree);
+      await recordReleaseTree(
+        t.ctx.database.db,
+        inserted!.id,
+        release.computed ? encodeTreeParts(tree as unknown[]) : inspection.treeParts,
+      );
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
       fixture.zips.set(release.version, { bytes: zip, sha256 });
     }

@@ -21,7 +21,7 @@ import {
   releasesBelow,
   storedArtifact,
 } from '../store.js';
-import { recordReleaseTree, splitTree } from '../tree-store.js';
+import { recordReleaseTree } from '../tree-store.js';
 import { compareVersions, parseVersion } from '../versions.js';
 import { buildArtifact } from './artifact.js';
 import { recordAttested, type VerdictRecord } from './attest.js';
@@ -274,11 +274,10 @@ async function inspect(
     await ctx.blobs.putBytes(sbomKey, Buffer.from(result.sbom, 'utf8'), 'application/json');
   }
   // Written before the verdict makes the release readable; a retry writes the same parts again.
-  const { computed, tree } = splitTree(result.computed);
-  await recordReleaseTree(ctx.database.db, release.id, tree);
+  await recordReleaseTree(ctx.database.db, release.id, result.treeParts);
   const recorded = await recordVerdict(ctx, listing, release, gitDir, {
     verdict: result.verdict,
-    computed,
+    computed: result.computed,
     scan: result.scan,
     analyzerVersion: result.analyzerVersion,
     scannerVersion: result.scannerVersion,

@@ -19,7 +19,12 @@ import { checkLimits, withinTotals } from '../../scan/limits.js';
 import { checkPaths } from '../../scan/paths.js';
 import { summariseCapabilities } from '../../scan/report.js';
 import type { FileFacts, PassResult } from './file-pass.js';
-import { ANALYZER_VERSION, type TreeAnalysis, type TreeAnalysisInput } from './tree-analysis.js';
+import {
+  ANALYZER_VERSION,
+  encodeTreeParts,
+  type TreeAnalysis,
+  type TreeAnalysisInput,
+} from './tree-analysis.js';
 import { runTreePass } from './tree-pass.js';
 
 /** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */
@@ -122,7 +127,6 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
       languages: Object.fromEntries(
         Object.entries(languages).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
       ),
-      tree: files.map((f) => ({ path: f.path, size: f.size, binary: f.binary })),
       readme_html:
         readmePath && readmeText !== undefined
           ? renderReadme(readmeText, path.posix.basename(readmePath))
@@ -146,6 +150,7 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
       computed_at: input.now.toISOString(),
       analyzer_version: ANALYZER_VERSION,
     },
+    treeParts: encodeTreeParts(files.map((f) => ({ path: f.path, size: f.size, binary: f.binary }))),
     findings: [
       ...checkLimits(entries),
       ...checkPaths(entries, links),

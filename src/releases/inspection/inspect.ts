@@ -18,7 +18,7 @@ import { ANALYZER_VERSION } from './tree-analysis.js';
 
 /** What the real inspector finds: the seam's result with the analysis's and the scan's own types. */
 export interface InspectResult extends InspectionResult {
-  computed: Computed;
+  computed: Omit<Computed, 'tree'>;
   scan: ScanReport;
   diffSummary: DiffSummary;
 }
@@ -111,6 +111,7 @@ export async function inspectRelease(
       repo_meta: input.hosting?.repoMeta ?? null,
       owner: input.hosting?.owner ?? null,
     },
+    treeParts: tree.treeParts,
     scan,
     verdict: scan.verdict,
     analyzerVersion: ANALYZER_VERSION,

@@ -30,7 +30,10 @@ export interface InspectionInput {
 }
 
 export interface InspectionResult {
+  /** The manifest's `computed` apart from its file tree. */
   computed: unknown;
+  /** `computed.tree`, as the database stores it (`encodeTreeParts`); empty when the inspector lists no files. */
+  treeParts: string[];
   scan: unknown;
   verdict: 'pass' | 'fail';
   analyzerVersion: string;
