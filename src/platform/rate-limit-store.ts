@@ -12,7 +12,10 @@ import type { Redis } from 'ioredis';
  * connections but stops answering (blocked, or a half-open connection after a partition) fails
  * each call after the client's command timeout (`REDIS_COMMAND_TIMEOUT_MS`); after a failure one
  * request a second asks it again while the others count here at once, so a stalled Redis costs
- * the requests that meet it at most that timeout. Each change between the two is logged once.
+ * the requests that meet it at most that timeout. A few timeouts in a row drop the connection for
+ * a new one, which is not asked before it is ready: a connection left half-open by a partition
+ * would otherwise keep costing one request a second the timeout until the kernel gives up on it
+ * (a quarter of an hour with Linux's defaults). Each change between the two is logged once.
  */
 
 type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
@@ -21,6 +24,8 @@ type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 /** After Redis failed a call, the time before one request asks it again. */
 const ASK_AGAIN_AFTER_MS = 1000;
+/** Command timeouts in a row after which the connection is dropped and made again. */
+const TIMEOUTS_BEFORE_RECONNECT = 3;
 
 export interface RateLimitStore {
   /** Counts one request of `key` in its current window (`windowMs` long) and calls back with the count. */
@@ -48,12 +53,21 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
   let shared = true;
   /** While counting here after a failed call: when one request may ask Redis again. */
   let askAgainAt = 0;
+  let timeoutsInARow = 0;
   // A new connection is worth asking at once, whatever failed on the old one.
   redis.on('ready', () => {
     askAgainAt = 0;
+    timeoutsInARow = 0;
   });
   const fellBack = (error?: Error) => {
-    if (error) askAgainAt = Date.now() + ASK_AGAIN_AFTER_MS;
+    if (error) {
+      askAgainAt = Date.now() + ASK_AGAIN_AFTER_MS;
+      if (isTimeout(error) && ++timeoutsInARow >= TIMEOUTS_BEFORE_RECONNECT && redis.status === 'ready') {
+        timeoutsInARow = 0;
+        log.warn({ redisStatus: redis.status }, 'Redis stopped answering: connecting to it again');
+        redis.disconnect(true);
+      }
+    }
     if (!shared) return;
     shared = false;
     log.warn(
@@ -62,6 +76,7 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
     );
   };
   const recovered = () => {
+    timeoutsInARow = 0;
     if (shared) return;
     shared = true;
     log.info('Redis answers again: rate limits are shared by every process again');
@@ -101,6 +116,11 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
       );
     };
   });
+}
+
+/** ioredis fails a call that outlived `commandTimeout` with this message. */
+function isTimeout(error: Error): boolean {
+  return error.message === 'Command timed out';
 }
 
 /** Counts in this process's memory: each store (one per limit) an LRU of its clients. */

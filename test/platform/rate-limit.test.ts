@@ -233,4 +233,52 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
       await t.close();
     }
   });
+
+  it('drops a connection that keeps timing out for a new one, and no request waits on it meanwhile', async () => {
+    redis = await startPrivateRedis();
+    const lines: string[] = [];
+    const path = '/test/limited/half-open';
+    const t = await createTestApp({
+      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '100/60', LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => lines.push(line) },
+      extend: (app, ctx) => {
+        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
+      },
+    });
+    const waited = async () => {
+      const started = performance.now();
+      expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+      return performance.now() - started;
+    };
+    try {
+      await waited();
+      process.kill(redis.pid()!, 'SIGSTOP');
+      // One request a second asks Redis again. On a connection that stays frozen (half-open after
+      // a partition looks the same) each would wait the whole timeout until the kernel gave up.
+      const asks: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        asks.push(await waited());
+        await sleep(1100);
+      }
+      expect(
+        asks.slice(0, 3).every((ms) => ms >= REDIS_COMMAND_TIMEOUT_MS - 10),
+        asks.join(', '),
+      ).toBe(true);
+      // After the third timeout the connection is made again, and not asked until it is ready.
+      expect(
+        asks.slice(3).every((ms) => ms < REDIS_COMMAND_TIMEOUT_MS / 2),
+        asks.join(', '),
+      ).toBe(true);
+      expect(lines.filter((line) => line.includes('Redis stopped answering'))).toHaveLength(1);
+
+      process.kill(redis.pid()!, 'SIGCONT');
+      const deadline = Date.now() + 10_000;
+      while (t.ctx.redis!.status !== 'ready' && Date.now() < deadline) await sleep(100);
+      expect(t.ctx.redis!.status).toBe('ready');
+      await waited();
+      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
 });
