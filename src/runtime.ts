@@ -92,10 +92,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
           await loadOrCreateSecretFile(path.join(config.dataDir, 'app-secret')));
     if (config.redisUrl) {
       // Without an offline queue a dead Redis fails fast instead of stalling requests, and with a
-      // command timeout so does one that keeps its connection but stops answering.
+      // command timeout so does one that keeps its connection but stops answering. A call that
+      // timed out was counted in the process instead: it is not sent again on a new connection.
       redis = new Redis(config.redisUrl, {
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
         commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
         lazyConnect: true,
       });

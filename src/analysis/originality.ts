@@ -44,6 +44,7 @@ export async function recordAndCompareBlobs(
             .map((blobSha) => ({ listingId: input.listingId, version: input.version, blobSha })),
         );
     }
+    await yieldToLoop();
     await db
       .insert(releaseBlobSets)
       .values({

@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { LockHeldError, lockDataDir } from './data-dir-lock.js';
+import { checkpointWhenWalGrows } from './pglite-checkpoints.js';
 import { compileWasmOnMainThread, initPgliteDataDir, PGLITE_OPTIONS } from './pglite-memory.js';
 import * as schema from './schema/index.js';
 import { parameterText, type Statement } from './statement.js';
@@ -156,6 +157,11 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   const lockQueues = new Map<number, Promise<void>>();
   let closed = false;
+  const query: Database['query'] = async <T>(text: string, params?: unknown[]) => {
+    const result = await client.query<T>(text, params);
+    return { rows: result.rows };
+  };
+  const stopCheckpoints = checkpointWhenWalGrows({ query });
   return {
     driver: 'pglite',
     db,
@@ -163,10 +169,7 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
       const results = await client.exec(text);
       return { rows: (results.at(-1)?.rows ?? []) as T[] };
     },
-    async query<T>(text: string, params?: unknown[]) {
-      const result = await client.query<T>(text, params);
-      return { rows: result.rows };
-    },
+    query,
     run: pgliteStatements(client),
     withAdvisoryLock(key, fn) {
       // One process owns PGlite, so an in-process queue per key gives the same guarantee.
@@ -187,6 +190,7 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
     async close() {
       if (closed) return;
       closed = true;
+      stopCheckpoints();
       await client.close();
       await release?.();
     },

@@ -12,10 +12,11 @@ import type { Redis } from 'ioredis';
  * connections but stops answering (blocked, or a half-open connection after a partition) fails
  * each call after the client's command timeout (`REDIS_COMMAND_TIMEOUT_MS`); after a failure one
  * request a second asks it again while the others count here at once, so a stalled Redis costs
- * the requests that meet it at most that timeout. A few timeouts in a row drop the connection for
- * a new one, which is not asked before it is ready: a connection left half-open by a partition
- * would otherwise keep costing one request a second the timeout until the kernel gives up on it
- * (a quarter of an hour with Linux's defaults). Each change between the two is logged once.
+ * the requests that meet it at most that timeout. A connection whose calls have timed out for two
+ * seconds, with no answer between, is dropped for a new one, which is not asked before it is
+ * ready: a connection left half-open by a partition would otherwise keep costing one request a
+ * second the timeout until the kernel gives up on it (a quarter of an hour with Linux's defaults).
+ * Each change between shared and local counting is logged once.
  */
 
 type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
@@ -24,8 +25,12 @@ type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 /** After Redis failed a call, the time before one request asks it again. */
 const ASK_AGAIN_AFTER_MS = 1000;
-/** Command timeouts in a row after which the connection is dropped and made again. */
-const TIMEOUTS_BEFORE_RECONNECT = 3;
+/**
+ * How long a connection's calls may keep timing out, with no answer between, before it is dropped
+ * and made again. A span rather than a count: many requests meeting one slow moment time out
+ * together, and that alone is no reason to reconnect.
+ */
+const RECONNECT_AFTER_TIMEOUTS_FOR_MS = 2000;
 
 export interface RateLimitStore {
   /** Counts one request of `key` in its current window (`windowMs` long) and calls back with the count. */
@@ -53,20 +58,28 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
   let shared = true;
   /** While counting here after a failed call: when one request may ask Redis again. */
   let askAgainAt = 0;
-  let timeoutsInARow = 0;
+  /** When this connection's calls began timing out, with no answer since. */
+  let timingOutSince: number | undefined;
+  /** Dropped for a new connection: ioredis reports the old one ready until its socket closes. */
+  let reconnecting = false;
   // A new connection is worth asking at once, whatever failed on the old one.
   redis.on('ready', () => {
     askAgainAt = 0;
-    timeoutsInARow = 0;
+    timingOutSince = undefined;
+    reconnecting = false;
   });
+  const timedOut = (now: number) => {
+    timingOutSince ??= now;
+    if (reconnecting || now - timingOutSince < RECONNECT_AFTER_TIMEOUTS_FOR_MS) return;
+    reconnecting = true;
+    log.warn('Redis calls have timed out for 2 s: dropping the connection for a new one');
+    redis.disconnect(true);
+  };
   const fellBack = (error?: Error) => {
     if (error) {
-      askAgainAt = Date.now() + ASK_AGAIN_AFTER_MS;
-      if (isTimeout(error) && ++timeoutsInARow >= TIMEOUTS_BEFORE_RECONNECT && redis.status === 'ready') {
-        timeoutsInARow = 0;
-        log.warn({ redisStatus: redis.status }, 'Redis stopped answering: connecting to it again');
-        redis.disconnect(true);
-      }
+      const now = Date.now();
+      askAgainAt = now + ASK_AGAIN_AFTER_MS;
+      if (isTimeout(error)) timedOut(now);
     }
     if (!shared) return;
     shared = false;
@@ -76,14 +89,14 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
     );
   };
   const recovered = () => {
-    timeoutsInARow = 0;
+    timingOutSince = undefined;
     if (shared) return;
     shared = true;
     log.info('Redis answers again: rate limits are shared by every process again');
   };
   const asksRedis = () => {
     // A client that is not connected would only fail the call; skip the round trip.
-    if (redis.status !== 'ready') return false;
+    if (redis.status !== 'ready' || reconnecting) return false;
     if (shared) return true;
     const now = Date.now();
     if (now < askAgainAt) return false;

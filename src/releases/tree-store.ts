@@ -14,13 +14,12 @@ const PARTS_PER_READ = 4;
  */
 export async function recordReleaseTree(db: Db, releaseId: string, parts: readonly string[]): Promise<void> {
   for (const [part, text] of parts.entries()) {
-    const files = sql`${text}::jsonb`;
     await db
       .insert(releaseTreeParts)
-      .values({ releaseId, part, files })
+      .values({ releaseId, part, files: sql`${text}::jsonb` })
       .onConflictDoUpdate({
         target: [releaseTreeParts.releaseId, releaseTreeParts.part],
-        set: { files },
+        set: { files: sql`excluded.files` },
       });
     await yieldToLoop();
   }

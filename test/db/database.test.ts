@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectDatabase } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { checkpointIfDue } from '../../src/db/pglite-checkpoints.js';
 import { statement } from '../../src/db/statement.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -104,30 +104,53 @@ describe.each(BACKENDS)('database on %s', (backend) => {
 });
 
 describe('the embedded database on disk', () => {
-  it('runs with its settings, on a new data directory and on one made before them', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-pglite-settings-'));
-    try {
-      // A data directory made by an earlier version: PostgreSQL's own defaults in its files.
-      const earlier = new PGlite({ dataDir: path.join(dir, 'earlier') });
-      await earlier.waitReady;
-      await earlier.close();
-      for (const dataDir of [path.join(dir, 'new'), path.join(dir, 'earlier')]) {
-        const database = await connectDatabase({ kind: 'pglite', dataDir });
-        try {
-          const settings = await database.query<{ name: string; setting: string; unit: string | null }>(
-            "select name, setting, unit from pg_settings where name in ('shared_buffers', 'wal_init_zero') order by name",
-          );
-          // shared_buffers counts 8 kB pages: 2,048 of them are 16 MB.
-          expect(settings.rows).toEqual([
-            { name: 'shared_buffers', setting: '2048', unit: '8kB' },
-            { name: 'wal_init_zero', setting: 'off', unit: null },
-          ]);
-        } finally {
-          await database.close();
-        }
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-pglite-disk-'));
+  });
+  afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+  it('runs with its settings, on a new data directory and on one opened before', async () => {
+    for (let open = 0; open < 2; open++) {
+      const database = await connectDatabase({ kind: 'pglite', dataDir: dir });
+      try {
+        const settings = await database.query<{ name: string; setting: string; unit: string | null }>(
+          "select name, setting, unit from pg_settings where name in ('shared_buffers', 'wal_init_zero') order by name",
+        );
+        // shared_buffers counts 8 kB pages: 2,048 of them are 16 MB.
+        expect(settings.rows).toEqual([
+          { name: 'shared_buffers', setting: '2048', unit: '8kB' },
+          { name: 'wal_init_zero', setting: 'off', unit: null },
+        ]);
+      } finally {
+        await database.close();
       }
+    }
+  });
+
+  it('checkpoints once enough WAL is written since the last checkpoint, which it never does alone', async () => {
+    const database = await connectDatabase({ kind: 'pglite', dataDir: dir });
+    const walSince = async () =>
+      BigInt(
+        (
+          await database.query<{ since: string }>(
+            'select pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::bigint::text as since from pg_control_checkpoint()',
+          )
+        ).rows[0]!.since,
+      );
+    const MB = 1024n * 1024n;
+    try {
+      await database.query('create table filler (body text)');
+      for (let i = 0; i < 12; i++)
+        await database.query("insert into filler select repeat('x', 1000) from generate_series(1, 1000)");
+      // Single-user PostgreSQL has not checkpointed by itself, whatever max_wal_size says.
+      expect(await walSince()).toBeGreaterThan(12n * MB);
+      expect(await checkpointIfDue(database, 64n * MB)).toBe(false);
+      expect(await checkpointIfDue(database, 8n * MB)).toBe(true);
+      expect(await walSince()).toBeLessThan(MB);
+      expect(await checkpointIfDue(database, 8n * MB)).toBe(false);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await database.close();
     }
   });
 });
