@@ -1,4 +1,7 @@
-import type { Database } from './connect.js';
+/** A database's `query`, as `Database` has it (connect.ts, which starts the checkpoints). */
+interface Queries {
+  query<T>(text: string): Promise<{ rows: T[] }>;
+}
 
 /** How often the embedded database's WAL since its last checkpoint is looked at. */
 const LOOK_EVERY_MS = 60_000;
@@ -14,7 +17,7 @@ export const CHECKPOINT_AFTER_WAL_BYTES = 64n * 1024n * 1024n;
  * (about 50 ms on the event loop); the segments it frees are recycled rather than made anew.
  * Returns the function that stops it.
  */
-export function checkpointWhenWalGrows(database: Pick<Database, 'query'>): () => void {
+export function checkpointWhenWalGrows(database: Queries): () => void {
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
@@ -32,7 +35,7 @@ export function checkpointWhenWalGrows(database: Pick<Database, 'query'>): () =>
 
 /** Checkpoints when at least `afterBytes` of WAL were written since the last checkpoint began; says whether it did. */
 export async function checkpointIfDue(
-  database: Pick<Database, 'query'>,
+  database: Queries,
   afterBytes = CHECKPOINT_AFTER_WAL_BYTES,
 ): Promise<boolean> {
   const { rows } = await database.query<{ since: string }>(
