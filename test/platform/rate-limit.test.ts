@@ -143,21 +143,26 @@ describe('TRUST_PROXY=true', () => {
   });
 });
 
+/** An app on `redisUrl` with one public route at `path` limited to `budget`, and the log lines it writes. */
+async function appLimitedOnRedis(redisUrl: string, path: string, budget: string) {
+  const lines: string[] = [];
+  const t = await createTestApp({
+    env: { REDIS_URL: redisUrl, RATE_LIMIT_PUBLIC: budget, LOG_LEVEL: 'info' },
+    logDestination: { write: (line: string) => lines.push(line) },
+    extend: (app, ctx) => {
+      app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
+    },
+  });
+  return { t, lines, path };
+}
+
 describe('rate limits when Redis stops and comes back', () => {
   let redis: ManagedProcess | undefined;
   afterEach(async () => redis?.stop());
 
   it('keep limiting in each process while Redis is down, say so in the log, and share again once it is back', async () => {
     redis = await startPrivateRedis();
-    const lines: string[] = [];
-    const path = '/test/limited/failover';
-    const t = await createTestApp({
-      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '3/60', LOG_LEVEL: 'info' },
-      logDestination: { write: (line: string) => lines.push(line) },
-      extend: (app, ctx) => {
-        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
-      },
-    });
+    const { t, lines, path } = await appLimitedOnRedis(redis.url!, '/test/limited/failover', '3/60');
     const statuses = async (n: number) => {
       const seen: number[] = [];
       for (let i = 0; i < n; i++) seen.push((await t.app.inject({ url: path })).statusCode);
@@ -193,15 +198,7 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
 
   it('answers without waiting on it: at most the command timeout once, then counted here, and shared again once it answers', async () => {
     redis = await startPrivateRedis();
-    const lines: string[] = [];
-    const path = '/test/limited/stalled';
-    const t = await createTestApp({
-      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '3/60', LOG_LEVEL: 'info' },
-      logDestination: { write: (line: string) => lines.push(line) },
-      extend: (app, ctx) => {
-        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
-      },
-    });
+    const { t, lines, path } = await appLimitedOnRedis(redis.url!, '/test/limited/stalled', '3/60');
     const timed = async () => {
       const started = performance.now();
       const res = await t.app.inject({ url: path });
@@ -236,15 +233,7 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
 
   it('drops a connection that keeps timing out for a new one, and no request waits on it meanwhile', async () => {
     redis = await startPrivateRedis();
-    const lines: string[] = [];
-    const path = '/test/limited/half-open';
-    const t = await createTestApp({
-      env: { REDIS_URL: redis.url!, RATE_LIMIT_PUBLIC: '100/60', LOG_LEVEL: 'info' },
-      logDestination: { write: (line: string) => lines.push(line) },
-      extend: (app, ctx) => {
-        app.get(path, { config: rateLimitConfig(ctx.config, 'public') }, async () => ({ ok: true }));
-      },
-    });
+    const { t, lines, path } = await appLimitedOnRedis(redis.url!, '/test/limited/half-open', '100/60');
     const waited = async () => {
       const started = performance.now();
       expect((await t.app.inject({ url: path })).statusCode).toBe(200);
