@@ -7,7 +7,8 @@
  * this process and its cores; each scenario is warmed up (50 purchases) before any is measured.
  * Usage: npx tsx bench/payments.ts [--postgres] [--purchases 200] [--rounds 1]
  * [--concurrency 8] [--only devnet|instant|reference] (repeatable: those scenarios alone)
- * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures)
+ * [--cpu-prof file.cpuprofile] (a CPU profile of the scenarios alone, without start-up and fixtures;
+ * `bench/profile-by-scenario.ts` splits it by scenario, side and package)
  * With --rounds N the scenarios are measured N times, alternated, and each figure is the median of
  * its N (the ratio is the median of the rounds' ratios): one run on a shared machine swings by half.
  */
@@ -212,15 +213,21 @@ try {
     await profiler.post('Profiler.start');
   }
   const measured: Result[][] = scenarios.map(() => []);
+  /** When each measured run began and ended, on the profile's clock (µs), for `bench/profile-by-scenario.ts`. */
+  const windows: { scenario: string; purchases: number; from: number; to: number }[] = [];
+  const profileClock = () => Number(process.hrtime.bigint() / 1000n);
   for (let round = 0; round < rounds; round += 1) {
     for (const [at, scenario] of scenarios.entries()) {
       rail.facilitator = scenario.facilitator;
-      measured[at]!.push(await measure(scenario.name, scenario.url, await scenario.buyers(purchases)));
+      const buyers = await scenario.buyers(purchases);
+      const from = profileClock();
+      measured[at]!.push(await measure(scenario.name, scenario.url, buyers));
+      windows.push({ scenario: scenario.key, purchases, from, to: profileClock() });
     }
   }
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
-    await writeFile(profileFile!, JSON.stringify(profile));
+    await writeFile(profileFile!, JSON.stringify({ ...profile, windows }));
     profiler.disconnect();
   }
   referenceServer.close();
