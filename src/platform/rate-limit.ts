@@ -103,9 +103,15 @@ function limitRequests(
           return;
         }
         const resetSeconds = Math.max(1, Math.ceil(count.ttl / 1000));
-        reply.header('x-ratelimit-limit', max);
-        reply.header('x-ratelimit-remaining', Math.max(0, max - count.current));
-        reply.header('x-ratelimit-reset', resetSeconds);
+        const remaining = Math.max(0, max - count.current);
+        // A request counted by two budgets (registration: its route's class, then its own) shows
+        // the one nearer its end, so the headers never promise more than the next refusal allows.
+        const shown = reply.getHeader('x-ratelimit-remaining');
+        if (shown === undefined || remaining <= Number(shown)) {
+          reply.header('x-ratelimit-limit', max);
+          reply.header('x-ratelimit-remaining', remaining);
+          reply.header('x-ratelimit-reset', resetSeconds);
+        }
         if (count.current <= max) {
           done();
           return;

@@ -464,6 +464,57 @@ describe.each(RATE_LIMIT_STORES)('the registration limit in $store', ({ env }) =
     expectError(await stale(ownIp()), 409, 'terms_version_stale');
   });
 
+  it('shows in its rate-limit headers whichever of its two budgets is nearer its end', async () => {
+    t = await createTestApp({ env: { ...env, RATE_LIMIT_AUTH: '7/60' } });
+    const budget = (res: { headers: Record<string, unknown> }) => [
+      res.headers['x-ratelimit-limit'],
+      res.headers['x-ratelimit-remaining'],
+    ];
+    const stale = async (ip: string) =>
+      postCreator(
+        t,
+        await registrationBody(t, newWallet(), { accepted_terms_version: '2020-01-01' }),
+        {},
+        ip,
+      );
+    const register = async (ip: string) => postCreator(t, await registrationBody(t), {}, ip);
+
+    // Refused before the signature check: only the route's auth budget (7 a minute) counted it.
+    const ip = ownIp();
+    const refusedEarly = await stale(ip);
+    expectError(refusedEarly, 409, 'terms_version_stale');
+    expect(budget(refusedEarly)).toEqual(['7', '6']);
+    // Registrations: the registration budget (5 an hour) is nearer its end than the auth one.
+    const remaining = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await register(ip);
+      expect(res.statusCode, res.body).toBe(201);
+      remaining.push(budget(res));
+    }
+    expect(remaining).toEqual([
+      ['5', '4'],
+      ['5', '3'],
+      ['5', '2'],
+      ['5', '1'],
+      ['5', '0'],
+    ]);
+    const refused = await register(ip);
+    expectError(refused, 429, 'rate_limited');
+    expect(budget(refused)).toEqual(['5', '0']);
+
+    // Another client spends its auth budget first: that one is shown, and it refuses first.
+    const other = ownIp();
+    for (let i = 0; i < 5; i++) expectError(await stale(other), 409, 'terms_version_stale');
+    for (const left of ['1', '0']) {
+      const res = await register(other);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(budget(res)).toEqual(['7', left]);
+    }
+    const overAuth = await register(other);
+    expectError(overAuth, 429, 'rate_limited');
+    expect(budget(overAuth)).toEqual(['7', '0']);
+  });
+
   it('is used up by attempts that carry a signature, valid or not, in every process sharing the store', async () => {
     t = await createTestApp({ env });
     // In Redis, a second process: what one counts, the other refuses.
