@@ -49,48 +49,66 @@ export interface TestAppOptions {
   logDestination?: DestinationStream;
 }
 
-/** The real application on a database of its own, with a manual clock and quiet logs. */
+/**
+ * The real application on a database of its own, with a manual clock and quiet logs. Should it
+ * fail to start, what it opened is closed and its data directory removed, `onDisk` or not: the
+ * caller never received it.
+ */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-test-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    BASE_URL: TEST_BASE_URL,
-    LOG_LEVEL: 'silent',
-    // Jobs a test leaves running are not waited for long at close.
-    SHUTDOWN_TIMEOUT_MS: '2000',
-    // Tests never reach the internet: no hourly advisory sync, even in mainnet mode.
-    OSV_SYNC: 'false',
-    ...options.env,
-  });
-  const database = options.onDisk
-    ? await openDiskDatabase(path.join(dataDir, 'db'))
-    : await openTestDatabase(options.backend ?? 'pglite');
-  const clock = new ManualClock();
-  const { ctx, close } = await createContext(config, {
-    clock,
-    database,
-    appSecret: Buffer.alloc(32, 7),
-    jobs: options.jobs ? 'workers' : 'none',
-    jobSpecs: Array.isArray(options.jobs) ? options.jobs : undefined,
-    openPayments: options.openPayments ?? false,
-    logDestination: options.logDestination,
-  });
-  const app = await buildApp(ctx);
-  await options.extend?.(app, ctx);
-  await app.ready();
-  return {
-    app,
-    ctx,
-    config,
-    database,
-    clock,
-    dataDir,
-    async close() {
+  let closeContext: (() => Promise<void>) | undefined;
+  try {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      BASE_URL: TEST_BASE_URL,
+      LOG_LEVEL: 'silent',
+      // Jobs a test leaves running are not waited for long at close.
+      SHUTDOWN_TIMEOUT_MS: '2000',
+      // Tests never reach the internet: no hourly advisory sync, even in mainnet mode.
+      OSV_SYNC: 'false',
+      ...options.env,
+    });
+    const database = options.onDisk
+      ? await openDiskDatabase(path.join(dataDir, 'db'))
+      : await openTestDatabase(options.backend ?? 'pglite');
+    const clock = new ManualClock();
+    // It closes the database itself should it fail.
+    const { ctx, close } = await createContext(config, {
+      clock,
+      database,
+      appSecret: Buffer.alloc(32, 7),
+      jobs: options.jobs ? 'workers' : 'none',
+      jobSpecs: Array.isArray(options.jobs) ? options.jobs : undefined,
+      openPayments: options.openPayments ?? false,
+      logDestination: options.logDestination,
+    });
+    closeContext = close;
+    const app = await buildApp(ctx);
+    try {
+      await options.extend?.(app, ctx);
+      await app.ready();
+    } catch (error) {
       await app.close();
-      await close();
-      if (!options.onDisk) await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+      throw error;
+    }
+    return {
+      app,
+      ctx,
+      config,
+      database,
+      clock,
+      dataDir,
+      async close() {
+        await app.close();
+        await close();
+        if (!options.onDisk) await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await closeContext?.();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 async function openDiskDatabase(dir: string): Promise<TestDatabase> {
