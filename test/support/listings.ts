@@ -18,7 +18,7 @@ export interface FixtureRelease {
   /** Overrides the real inspection's verdict (a failing release without planting a secret). */
   verdict?: 'pass' | 'fail' | 'pending';
   /** Replaces the real inspection's documents (pages that need particular values). */
-  computed?: Record<string, unknown>;
+  computed?: Record<string, unknown> & { tree?: unknown[] };
   scan?: Record<string, unknown>;
 }
 
@@ -109,7 +109,8 @@ export async function addFixtureReleases(
       await t.ctx.blobs.putBytes(key, zip, 'application/zip');
       const sha256 = createHash('sha256').update(zip).digest('hex');
       // A fixture's own computed may carry its tree, which a cut stores apart, as here.
-      const { tree = [], ...computed }: Record<string, unknown> = release.computed ?? inspection.computed;
+      const { tree = [], ...fixtureComputed } = release.computed ?? {};
+      const computed = release.computed ? fixtureComputed : inspection.computed;
       const row = {
         listingId: listing.id,
         version: release.version,
@@ -146,7 +147,7 @@ export async function addFixtureReleases(
       await recordReleaseTree(
         t.ctx.database.db,
         inserted!.id,
-        release.computed ? encodeTreeParts(tree as unknown[]) : inspection.treeParts,
+        release.computed ? encodeTreeParts(tree) : inspection.treeParts,
       );
       previous.push({ version: release.version, commitSha: commit, publishedAt: now });
       fixture.zips.set(release.version, { bytes: zip, sha256 });
