@@ -16,7 +16,9 @@ import type { Redis } from 'ioredis';
  * seconds, with no answer between, is dropped for a new one, which is not asked before it is
  * ready: a connection left half-open by a partition would otherwise keep costing one request a
  * second the timeout until the kernel gives up on it (a quarter of an hour with Linux's defaults).
- * Each change between shared and local counting is logged once.
+ * Going local is logged once; going back is logged once Redis has answered for two seconds with
+ * no failure between, so a Redis whose latency hovers at the timeout, failing one call in a few,
+ * writes one line rather than two a second.
  */
 
 type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
@@ -31,6 +33,8 @@ const ASK_AGAIN_AFTER_MS = 1000;
  * together, and that alone is no reason to reconnect.
  */
 const RECONNECT_AFTER_TIMEOUTS_FOR_MS = 2000;
+/** How long Redis must answer with no failure between before the log says the limits are shared again. */
+export const LOG_RECOVERY_AFTER_MS = 2000;
 
 export interface RateLimitStore {
   /** Counts one request of `key` in its current window (`windowMs` long) and calls back with the count. */
@@ -56,6 +60,9 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
 export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?: Redis): RateLimitStore {
   if (!redis) return inMemory();
   let shared = true;
+  /** Whether the log last said the limits count locally; and since when Redis has answered without failing. */
+  let loggedLocal = false;
+  let answeringSince: number | undefined;
   /** While counting here after a failed call: when one request may ask Redis again. */
   let askAgainAt = 0;
   /** When this connection's calls began timing out, with no answer since. */
@@ -81,8 +88,11 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
       askAgainAt = now + ASK_AGAIN_AFTER_MS;
       if (isTimeout(error)) timedOut(now);
     }
+    answeringSince = undefined;
     if (!shared) return;
     shared = false;
+    if (loggedLocal) return;
+    loggedLocal = true;
     log.warn(
       { err: error, redisStatus: redis.status },
       'Redis unreachable: rate limits are counted in each process alone until it answers again',
@@ -90,8 +100,12 @@ export function rateLimitStore(nameSpace: string, log: FastifyBaseLogger, redis?
   };
   const recovered = () => {
     timingOutSince = undefined;
-    if (shared) return;
     shared = true;
+    if (!loggedLocal) return;
+    const now = Date.now();
+    answeringSince ??= now;
+    if (now - answeringSince < LOG_RECOVERY_AFTER_MS) return;
+    loggedLocal = false;
     log.info('Redis answers again: rate limits are shared by every process again');
   };
   const asksRedis = () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RateLimitClass } from '../../src/config.js';
 import { rateLimitConfig } from '../../src/platform/rate-limit.js';
-import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/platform/rate-limit-store.js';
+import { LOG_RECOVERY_AFTER_MS, REDIS_COMMAND_TIMEOUT_MS } from '../../src/platform/rate-limit-store.js';
 import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';
 import { type ManagedProcess, startPrivateRedis } from '../support/cluster.js';
 
@@ -143,6 +143,9 @@ describe('TRUST_PROXY=true', () => {
   });
 });
 
+/** Log lines that contain `text`. */
+const linesWith = (lines: string[], text: string) => lines.filter((line) => line.includes(text));
+
 /** An app on `redisUrl` with one public route at `path` limited to `budget`, and the log lines it writes. */
 async function appLimitedOnRedis(redisUrl: string, path: string, budget: string) {
   const lines: string[] = [];
@@ -173,15 +176,19 @@ describe('rate limits when Redis stops and comes back', () => {
       await redis.kill('SIGKILL');
       // Counted here alone from now on: a fresh window of 3, then refused; never a failure.
       expect(await statuses(4)).toEqual([200, 200, 200, 429]);
-      expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
+      expect(linesWith(lines, 'Redis unreachable')).toHaveLength(1);
 
       await redis.start();
       const deadline = Date.now() + 10_000;
       while (t.ctx.redis!.status !== 'ready' && Date.now() < deadline) await sleep(100);
       // The restarted Redis kept nothing: a shared window of 3 again.
       expect(await statuses(4)).toEqual([200, 200, 200, 429]);
-      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
       expect(await t.ctx.redis!.keys('repo402:rl:*')).not.toHaveLength(0);
+      // Said in the log once it has answered for a while with no failure between.
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(0);
+      await sleep(LOG_RECOVERY_AFTER_MS + 100);
+      expect(await statuses(1)).toEqual([429]);
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(1);
     } finally {
       await t.close();
     }
@@ -216,7 +223,7 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
       const next = [await timed(), await timed(), await timed()];
       expect(next.map((r) => r.status)).toEqual([200, 200, 429]);
       for (const r of next) expect(r.ms).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS);
-      expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
+      expect(linesWith(lines, 'Redis unreachable')).toHaveLength(1);
 
       process.kill(redis.pid()!, 'SIGCONT');
       await t.ctx.redis!.del(await t.ctx.redis!.keys('repo402:rl:*'));
@@ -225,7 +232,9 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) statuses.push((await timed()).status);
       expect(statuses).toEqual([200, 200, 200, 429]);
-      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
+      await sleep(LOG_RECOVERY_AFTER_MS + 100);
+      expect((await timed()).status).toBe(429);
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(1);
     } finally {
       await t.close();
     }
@@ -248,7 +257,7 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
         burst.every((ms) => ms >= REDIS_COMMAND_TIMEOUT_MS - 10),
         burst.join(', '),
       ).toBe(true);
-      expect(lines.filter((line) => line.includes('dropping the connection'))).toHaveLength(0);
+      expect(linesWith(lines, 'dropping the connection')).toHaveLength(0);
       // Then one request a second asks Redis again. On a connection that stays frozen (half-open
       // after a partition looks the same) each would wait the whole timeout until the kernel gave up.
       const asks: number[] = [];
@@ -266,14 +275,41 @@ describe('rate limits when Redis keeps its connection but stops answering', () =
         asks.slice(2).every((ms) => ms < REDIS_COMMAND_TIMEOUT_MS / 2),
         asks.join(', '),
       ).toBe(true);
-      expect(lines.filter((line) => line.includes('dropping the connection'))).toHaveLength(1);
+      expect(linesWith(lines, 'dropping the connection')).toHaveLength(1);
 
       process.kill(redis.pid()!, 'SIGCONT');
       const deadline = Date.now() + 10_000;
       while (t.ctx.redis!.status !== 'ready' && Date.now() < deadline) await sleep(100);
       expect(t.ctx.redis!.status).toBe('ready');
       await waited();
-      expect(lines.filter((line) => line.includes('Redis answers again'))).toHaveLength(1);
+      await sleep(LOG_RECOVERY_AFTER_MS + 100);
+      await waited();
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('logs a Redis whose answers come and go once, and its return once it has answered for a while', async () => {
+    redis = await startPrivateRedis();
+    const { t, lines, path } = await appLimitedOnRedis(redis.url!, '/test/limited/flapping', '100/60');
+    const ok = async () => expect((await t.app.inject({ url: path })).statusCode).toBe(200);
+    try {
+      await ok();
+      // Latency at the timeout: one call in a few fails, the next ones are answered.
+      for (let i = 0; i < 3; i++) {
+        process.kill(redis.pid()!, 'SIGSTOP');
+        await ok();
+        process.kill(redis.pid()!, 'SIGCONT');
+        await sleep(1100);
+        await ok();
+      }
+      expect(linesWith(lines, 'Redis unreachable')).toHaveLength(1);
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(0);
+      await sleep(LOG_RECOVERY_AFTER_MS + 100);
+      await ok();
+      expect(linesWith(lines, 'Redis answers again')).toHaveLength(1);
+      expect(linesWith(lines, 'dropping the connection')).toHaveLength(0);
     } finally {
       await t.close();
     }
