@@ -131,7 +131,9 @@ function parserIssue(error: FastifyError, bodyLimitBytes: number): Issue | undef
       ) {
         return {
           field: 'body',
-          reason: /prototype/i.test(error.message) ? 'forbidden key' : 'not valid JSON',
+          reason: /prototype/i.test(error.message)
+            ? 'a __proto__ or constructor.prototype key is refused'
+            : 'not valid JSON',
         };
       }
       return undefined;

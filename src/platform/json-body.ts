@@ -15,6 +15,25 @@ export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
     const text = body as string; // parseAs: 'string'
     // A line break alone, as some clients send for "no body", is no body either.
     if (text.trim() === '') done(null, undefined);
-    else parse(request, text, done);
+    else
+      parse(request, text, (error, value) => {
+        // Fastify's parser says "invalid JSON" of a poisoned body too; on that path only, tell the
+        // client which it was.
+        done(error && isJson(text) ? forbiddenKey() : error, value);
+      });
   });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The error handler reads it as a refused prototype key in the body (`invalid_request`). */
+function forbiddenKey(): Error {
+  return Object.assign(new SyntaxError('Object contains forbidden prototype property'), { statusCode: 400 });
 }

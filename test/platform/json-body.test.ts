@@ -35,11 +35,18 @@ describe('an empty body sent as application/json', () => {
     expect(res.json().code).toBe('not_found');
   });
 
-  it('is still refused where a body is needed, and a malformed or poisoned body still is', async () => {
-    for (const payload of [undefined, '{', '{"__proto__":{"polluted":1}}']) {
+  it('is still refused where a body is needed, and a malformed or poisoned body still is, saying which', async () => {
+    const poisoned = 'a __proto__ or constructor.prototype key is refused';
+    for (const [payload, reason] of [
+      [undefined, undefined],
+      ['{', 'not valid JSON'],
+      ['{"__proto__":{"polluted":1}}', poisoned],
+      ['{"constructor":{"prototype":{"polluted":1}}}', poisoned],
+    ] as const) {
       const res = await t.app.inject({ method: 'POST', url: '/test/body', headers: json, payload });
       expect(res.statusCode, String(payload)).toBe(400);
       expect(res.json().code).toBe('invalid_request');
+      if (reason) expect(res.json().details.issues).toEqual([{ field: 'body', reason }]);
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
