@@ -252,8 +252,10 @@ release tag looks like ${RELEASE_TAG_FORM}. A \`v\` and a digit start release ta
 the background after the push (seconds for a small repository): \`GET /api/listings/{id}\` lists it under
 \`cuts\` while it is queued, then shows it as \`latest_release\` (passed) or \`newest_release\` (failed, with
 its \`scan_report\`); publishing before a release passed answers \`409 listing_not_ready\`. Release tags are immutable:
-moving or deleting one is refused, and so is one that does not point at a commit. \`POST
-/api/listings/{id}/sync\` cuts the newest uncut tag, or a \`ref\` with a \`version\`.
+moving or deleting one is refused, and so is one that does not point at a commit. A push with any
+refused tag is refused whole, its branches and good tags too, with one \`remote: repo402: …\` line per
+refusal: fix or drop the named tags and push again. \`POST /api/listings/{id}/sync\` cuts the newest
+uncut tag, or a \`ref\` with a \`version\`.
 
 Every release goes on the public release log, failing ones too. A release fails its scan for a secret,
 a HIGH or CRITICAL dependency CVE, a known-malicious dependency, hidden-Unicode instruction

@@ -65,7 +65,7 @@ while read -r old new ref; do
           continue
           ;;
       esac
-      if git rev-parse --verify --quiet "$new^{commit}" >/dev/null; then
+      if git rev-parse --verify --quiet "$new^{commit}" >/dev/null 2>&1; then
         new_releases=$((new_releases + 1))
       else
         echo "repo402: release tag $tag must point at a commit." >&2

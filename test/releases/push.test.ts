@@ -214,6 +214,8 @@ describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
       const pushed = await gitOverSsh(work.dir, keyA.file, ['push', remoteOf(listing), tag]);
       expect(pushed.code, tag).not.toBe(0);
       expect(pushed.stderr).toContain(message);
+      // Only the hook's own words: no line of git's from the check behind them.
+      expect(pushed.stderr).not.toMatch(/^remote: (error|fatal):/m);
     }
     // One bad tag refuses the whole push: the release tag beside it is not taken either.
     await work.git('tag', 'v1.2.0');
