@@ -134,7 +134,7 @@ export const buyingPage = guidePage(
   '/docs/buying',
   'Buying',
   'Read a manifest, pay over HTTP 402, download, fetch again; over HTTP, MCP or the agent skill.',
-  (ctx) => buyingGuide(ctx.config.baseUrl),
+  (ctx) => buyingGuide(ctx.config.baseUrl, ctx.config.payments.mode === 'devnet'),
 );
 
 /**

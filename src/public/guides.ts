@@ -3,14 +3,14 @@ import type { SshHost } from '../listings/ssh-host.js';
 import { formatUsd } from '../platform/usd.js';
 import { RELEASE_TAG_FORM } from '../releases/versions.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
-import { buyingSnippet } from './skill.js';
+import { buyingSnippet, devnetSection } from './skill.js';
 
 /**
  * The human guides under /docs, as markdown with the deployment's base URL (and, for selling, its
  * SSH host and host keys) filled in, so every command shown can be pasted as is.
  */
 
-export function buyingGuide(baseUrl: string): string {
+export function buyingGuide(baseUrl: string, devnet: boolean): string {
   return `# Buying
 
 A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Base (network
@@ -22,7 +22,7 @@ There are three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, a
 [/.well-known/agent-skills/buy-a-repo/SKILL.md](/.well-known/agent-skills/buy-a-repo/SKILL.md).
 Every listing that is for sale is listed at [/.well-known/x402](/.well-known/x402).
 
-## 1. Read the manifest (free)
+${devnet ? devnetSection(baseUrl) : ''}## 1. Read the manifest (free)
 
 \`\`\`sh
 curl ${baseUrl}/api/label/<owner>/<slug>

@@ -213,8 +213,11 @@ The same procedure is available as MCP tools at \`${baseUrl}/api/mcp\` (Streamab
 `;
 }
 
-/** On the devnet, SKILL.md says so first: test money, and where to check it (issue 17 item 16). */
-function devnetSection(baseUrl: string): string {
+/**
+ * On the devnet, SKILL.md and the buying guide say so first: test money, where to check it and
+ * where it comes from (issue 17 item 16).
+ */
+export function devnetSection(baseUrl: string): string {
   return `## Test money: this server runs the devnet
 
 ${DEVNET_NOTE}

@@ -35,5 +35,10 @@ describe('the devnet says it is test money', () => {
     expect(skill).toContain('Chain id `8453`');
     expect(skill).toContain(`${t.config.baseUrl}/api/devnet/balance/<address>`);
     expect(skill).toContain(`${t.config.baseUrl}/api/devnet/tx/<hash>`);
+    expect(skill).toContain('repo402 devnet fund <address> <micro-usdc>');
+    // The buying guide too: a buyer who follows it learns where test USDC comes from.
+    const guide = (await t.app.inject({ url: '/docs/buying' })).body;
+    expect(guide).toContain('Test money: this server runs the devnet');
+    expect(guide).toContain('repo402 devnet fund &lt;address&gt; &lt;micro-usdc&gt;');
   });
 });

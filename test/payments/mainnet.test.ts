@@ -93,6 +93,14 @@ describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
     expect(await base.balanceOf(platform.address)).toBe(0n);
     expect(await reconcileSweeps(t.ctx)).toEqual([]);
     expect(rpc.calls).toContain('eth_sendRawTransaction');
+
+    // Real money: no devnet routes, and neither the skill nor the buying guide speaks of test money.
+    expect((await t.app.inject({ url: '/api/devnet' })).statusCode).toBe(404);
+    for (const url of ['/.well-known/agent-skills/buy-a-repo/SKILL.md', '/docs/buying']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.body, url).not.toContain('Test money');
+    }
   });
 
   it('without a payout key, buying works and sweeps wait: nothing is debited', async () => {
