@@ -199,8 +199,11 @@ curl -X POST ${baseUrl}/api/creators -H 'content-type: application/json' \\
 The \`201\` carries your \`api_key\` once: send it as \`Authorization: Bearer <api_key>\`. Lost or leaked it?
 Rotate it with a \`rotate_key\` signature from the payout address (\`POST /api/auth/rotate-key\`): the answer
 carries a new key, and every other key and web session of yours stops working at once (\`revoked\` says how
-many). Changing the payout address or the abuse contact needs a fresh \`step_up\` signature from the
-current payout address and takes effect after 48 hours.
+many). Changing the payout address or the abuse contact (\`PATCH /api/creators/me\`) needs a fresh
+\`step_up\` signature from the current payout address and takes effect after 48 hours. A new payout
+address needs two signatures: the \`step_up\` over a challenge minted with
+\`new_payout_address=<new address>\`, and an \`address_proof\` signed by the new address, as at
+registration (without it: \`400 payout_address_unverified\`).
 
 ## 2. Create a hosted listing (Rail B)
 
