@@ -24,6 +24,7 @@ async function derivativeOf(db: Db, releaseId: string): Promise<string | null> {
  * `draft` → `published` (DESIGN.md item 5). Refusals, in this order: `description_missing`,
  * `scan_failed` (no passing release and the newest failed), `derivative_of` (the release on sale
  * overlaps another listing by 90 % or more), then `listing_not_ready` naming every missing item.
+ * `description_missing` names those items too (`blocking`), so one answer says all there is to fix.
  * Publishing a published listing answers it unchanged.
  */
 export async function publishOwnListing(ctx: AppContext, creatorId: string, id: string): Promise<Listing> {
@@ -34,13 +35,18 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
     ...(listing.description.trim() ? [] : ['description']),
     ...(listing.triggerHint.trim() ? [] : ['trigger_hint']),
   ];
+  const latest = await latestPassingRelease(db, id);
+  const blocking = [
+    ...(latest ? [] : ['passing_release']),
+    ...(listing.priceMicro === null ? ['price'] : []),
+  ];
   if (missing.length > 0) {
+    const also = blocking.length > 0 ? `; also missing: ${blocking.join(', ')}` : '';
     throw new AppError('description_missing', {
-      message: `Set ${missing.join(' and ')} (PATCH /api/listings/{id}) before publishing`,
-      details: { missing },
+      message: `Set ${missing.join(' and ')} (PATCH /api/listings/{id}) before publishing${also}`,
+      details: blocking.length > 0 ? { missing, blocking } : { missing },
     });
   }
-  const latest = await latestPassingRelease(db, id);
   if (!latest) {
     const newest = await newestAnyRelease(db, id);
     if (newest?.verdict === 'fail') {
@@ -58,10 +64,6 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
       });
     }
   }
-  const blocking = [
-    ...(latest ? [] : ['passing_release']),
-    ...(listing.priceMicro === null ? ['price'] : []),
-  ];
   if (blocking.length > 0) {
     throw new AppError('listing_not_ready', {
       message: `Not ready to publish; missing: ${blocking.join(', ')}`,

@@ -464,11 +464,17 @@ describe.each(BACKENDS)('listing routes on %s', (backend) => {
   });
 
   describe('POST /api/listings/{id}/publish without a release', () => {
-    it('answers description_missing, then listing_not_ready naming every missing item', async () => {
+    it('answers description_missing naming everything else missing too, then listing_not_ready naming every missing item', async () => {
       const listing = await createHostedListing(t, alice.apiKey, keys.ed25519.publicKey);
       const first = await send('POST', `/api/listings/${listing.id}/publish`);
       expectError(first, 409, 'description_missing');
-      expect(first.json().details).toEqual({ missing: ['description', 'trigger_hint'] });
+      expect(first.json().details).toEqual({
+        missing: ['description', 'trigger_hint'],
+        blocking: ['passing_release', 'price'],
+      });
+      expect(first.json().message).toBe(
+        'Set description and trigger_hint (PATCH /api/listings/{id}) before publishing; also missing: passing_release, price',
+      );
       await send('PATCH', `/api/listings/${listing.id}`, {
         description: 'Tools',
         trigger_hint: 'When building',
