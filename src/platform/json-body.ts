@@ -24,9 +24,10 @@ export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
   });
 }
 
+/** Whether `text` parses as JSON, after a byte-order mark, which Fastify's parser also allows. */
 function isJson(text: string): boolean {
   try {
-    JSON.parse(text);
+    JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     return true;
   } catch {
     return false;

@@ -105,9 +105,15 @@ function limitRequests(
         const resetSeconds = Math.max(1, Math.ceil(count.ttl / 1000));
         const remaining = Math.max(0, max - count.current);
         // A request counted by two budgets (registration: its route's class, then its own) shows
-        // the one nearer its end, so the headers never promise more than the next refusal allows.
+        // the one nearer its end: fewer requests left, or as few and a later reset. A refusal waits
+        // for every used-up budget, so its retry-after is the later reset of the two.
         const shown = reply.getHeader('x-ratelimit-remaining');
-        if (shown === undefined || remaining <= Number(shown)) {
+        const shownReset = shown === undefined ? 0 : Number(reply.getHeader('x-ratelimit-reset'));
+        if (
+          shown === undefined ||
+          remaining < Number(shown) ||
+          (remaining === Number(shown) && resetSeconds >= shownReset)
+        ) {
           reply.header('x-ratelimit-limit', max);
           reply.header('x-ratelimit-remaining', remaining);
           reply.header('x-ratelimit-reset', resetSeconds);
@@ -116,10 +122,11 @@ function limitRequests(
           done();
           return;
         }
+        const retryAfterSeconds = Number(shown) === 0 ? Math.max(resetSeconds, shownReset) : resetSeconds;
         done(
           new AppError('rate_limited', {
-            message: `Too many requests; the window resets in ${resetSeconds} seconds`,
-            retryAfterSeconds: resetSeconds,
+            message: `Too many requests; the window resets in ${retryAfterSeconds} seconds`,
+            retryAfterSeconds,
           }),
         );
       },

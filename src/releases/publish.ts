@@ -24,7 +24,8 @@ async function derivativeOf(db: Db, releaseId: string): Promise<string | null> {
  * `draft` → `published` (DESIGN.md item 5). Refusals, in this order: `description_missing`,
  * `scan_failed` (no passing release and the newest failed), `derivative_of` (the release on sale
  * overlaps another listing by 90 % or more), then `listing_not_ready` naming every missing item.
- * `description_missing` names those items too (`blocking`), so one answer says all there is to fix.
+ * `description_missing` names those missing items too (`blocking`), so the first refusal of an
+ * empty draft lists every item it lacks (a failed scan or a derivative is still answered after).
  * Publishing a published listing answers it unchanged.
  */
 export async function publishOwnListing(ctx: AppContext, creatorId: string, id: string): Promise<Listing> {

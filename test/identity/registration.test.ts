@@ -515,6 +515,28 @@ describe.each(RATE_LIMIT_STORES)('the registration limit in $store', ({ env }) =
     expect(budget(overAuth)).toEqual(['7', '0']);
   });
 
+  it('refuses with the later reset when both budgets are used up, in its headers and retry-after', async () => {
+    // An auth budget whose window (2 hours) outlasts the registration one's (1 hour).
+    t = await createTestApp({ env: { ...env, RATE_LIMIT_AUTH: '6/7200' } });
+    const ip = ownIp();
+    for (let i = 0; i < 5; i++) {
+      const res = await postCreator(t, await registrationBody(t), {}, ip);
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    // The sixth uses up the auth budget and is refused by the registration one.
+    const refused = await postCreator(t, await registrationBody(t), {}, ip);
+    expectError(refused, 429, 'rate_limited');
+    expect([refused.headers['x-ratelimit-limit'], refused.headers['x-ratelimit-remaining']]).toEqual([
+      '6',
+      '0',
+    ]);
+    const retryAfter = refused.json().retry_after_seconds;
+    expect(retryAfter).toBeGreaterThan(3600);
+    expect(retryAfter).toBeLessThanOrEqual(7200);
+    expect(refused.headers['retry-after']).toBe(String(retryAfter));
+    expect(refused.headers['x-ratelimit-reset']).toBe(String(retryAfter));
+  });
+
   it('is used up by attempts that carry a signature, valid or not, in every process sharing the store', async () => {
     t = await createTestApp({ env });
     // In Redis, a second process: what one counts, the other refuses.

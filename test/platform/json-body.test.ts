@@ -42,6 +42,7 @@ describe('an empty body sent as application/json', () => {
       ['{', 'not valid JSON'],
       ['{"__proto__":{"polluted":1}}', poisoned],
       ['{"constructor":{"prototype":{"polluted":1}}}', poisoned],
+      ['\ufeff{"__proto__":{"polluted":1}}', poisoned],
     ] as const) {
       const res = await t.app.inject({ method: 'POST', url: '/test/body', headers: json, payload });
       expect(res.statusCode, String(payload)).toBe(400);
