@@ -108,12 +108,9 @@ function limitRequests(
         // the one nearer its end: fewer requests left, or as few and a later reset. A refusal waits
         // for every used-up budget, so its retry-after is the later reset of the two.
         const shown = reply.getHeader('x-ratelimit-remaining');
+        const shownRemaining = shown === undefined ? Number.POSITIVE_INFINITY : Number(shown);
         const shownReset = shown === undefined ? 0 : Number(reply.getHeader('x-ratelimit-reset'));
-        if (
-          shown === undefined ||
-          remaining < Number(shown) ||
-          (remaining === Number(shown) && resetSeconds >= shownReset)
-        ) {
+        if (remaining < shownRemaining || (remaining === shownRemaining && resetSeconds >= shownReset)) {
           reply.header('x-ratelimit-limit', max);
           reply.header('x-ratelimit-remaining', remaining);
           reply.header('x-ratelimit-reset', resetSeconds);
@@ -122,7 +119,7 @@ function limitRequests(
           done();
           return;
         }
-        const retryAfterSeconds = Number(shown) === 0 ? Math.max(resetSeconds, shownReset) : resetSeconds;
+        const retryAfterSeconds = shownRemaining === 0 ? Math.max(resetSeconds, shownReset) : resetSeconds;
         done(
           new AppError('rate_limited', {
             message: `Too many requests; the window resets in ${retryAfterSeconds} seconds`,
