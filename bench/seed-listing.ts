@@ -23,7 +23,7 @@ const run = promisify(execFile);
 export async function seedBenchListings(
   server: SeedTarget,
   options: { large: boolean },
-): Promise<{ listing: SeededListing; large?: SeededListing }> {
+): Promise<{ listing: SeededListing; large?: SeededListing; apiKey: string }> {
   const creator = await registerCreator(server, 'bench-creator');
   const toolRepo = await benchToolRepo();
   try {
@@ -33,14 +33,14 @@ export async function seedBenchListings(
       gitDir: toolRepo,
       version: '1.0.0',
     });
-    if (!options.large) return { listing };
+    if (!options.large) return { listing, apiKey: creator.apiKey };
     const large = await publishHostedListing(server, creator, {
       slug: 'bench-large',
       priceMicro: '0',
       gitDir: await largeZipRepo(),
       version: '1.0.0',
     });
-    return { listing, large };
+    return { listing, large, apiKey: creator.apiKey };
   } finally {
     await rm(toolRepo, { recursive: true, force: true });
     await rm(path.dirname(creator.key.file), { recursive: true, force: true });

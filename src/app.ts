@@ -22,7 +22,7 @@ import {
   refuseConnectMethod,
 } from './platform/error-handler.js';
 import { AppError } from './platform/errors.js';
-import { readEmptyJsonAsNoBody } from './platform/json-body.js';
+import { BODY_LIMITS, installJsonBodyParser } from './platform/json-body.js';
 import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
 import { installRateLimits } from './platform/rate-limit.js';
 import { requestIdFor } from './platform/request-id.js';
@@ -38,7 +38,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     loggerInstance: ctx.log,
     genReqId: requestIdFor,
     requestIdHeader: false,
-    bodyLimit: config.bodyLimitBytes,
+    bodyLimit: BODY_LIMITS.small,
     trustProxy: config.trustProxy,
     clientErrorHandler: clientErrorHandler(config.baseUrl),
     frameworkErrors: frameworkErrorHandler(config.baseUrl),
@@ -68,8 +68,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app, config.baseUrl, config.bodyLimitBytes);
-  readEmptyJsonAsNoBody(app);
+  installErrorHandling(app, config.baseUrl);
+  installJsonBodyParser(app);
   refuseConnectMethod(app.server, config.baseUrl);
 
   let closing = false;

@@ -54,7 +54,6 @@ const EnvSchema = z.object({
     .transform((value): boolean | string =>
       value === 'true' || value === 'false' ? value === 'true' : value,
     ),
-  BODY_LIMIT_BYTES: positiveInt.max(64 * 1024 * 1024).default(1024 * 1024),
   APP_SECRET: z
     .string()
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
@@ -166,9 +165,15 @@ const EnvSchema = z.object({
   SSH_HANDSHAKE_TIMEOUT_SECONDS: positiveInt.max(600).default(10),
   /** An authenticated connection with no bytes in either direction for this long is closed. */
   SSH_IDLE_TIMEOUT_SECONDS: positiveInt.max(86_400).default(300),
-  /** Open SSH connections, overall and per client address (an IPv6 client's /64). */
+  /**
+   * Open SSH connections: overall, per client address (an IPv6 client's /64), per address block
+   * (an IPv4 /24, an IPv6 /48), and not yet logged in (the rest of the total is kept for deploy
+   * keys that have).
+   */
   SSH_MAX_CONNECTIONS: positiveInt.max(100_000).default(256),
   SSH_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(10),
+  SSH_MAX_CONNECTIONS_PER_BLOCK: positiveInt.max(100_000).default(32),
+  SSH_MAX_UNAUTHENTICATED_CONNECTIONS: positiveInt.max(100_000).default(128),
   /** Time for a request's headers, and for the whole request with its body, to arrive. */
   HTTP_HEADERS_TIMEOUT_SECONDS: positiveInt.max(3600).default(10),
   HTTP_REQUEST_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
@@ -224,7 +229,6 @@ export interface Config {
   logLevel: string;
   paused: boolean;
   trustProxy: boolean | string;
-  bodyLimitBytes: number;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
   /**
@@ -278,13 +282,23 @@ export interface GitHubAppConfig {
   allowHttpGit: boolean;
 }
 
+export interface ConnectionCaps {
+  /** Open connections in all. */
+  total: number;
+  /** Open connections per client (`peerKey`: an IPv4 address, an IPv6 /64). */
+  perAddress: number;
+  /** Open connections per address block (`peerBlock`: an IPv4 /24, an IPv6 /48). */
+  perBlock: number;
+  /** Connections that have not logged in yet; the rest of `total` is kept for those that have. */
+  unauthenticated: number;
+}
+
 export interface SshConfig {
   publicHost: string;
   listenHost: string;
   handshakeTimeoutMs: number;
   idleTimeoutMs: number;
-  maxConnections: number;
-  maxConnectionsPerAddress: number;
+  connectionCaps: ConnectionCaps;
 }
 
 export interface ReleaseLimits {
@@ -393,6 +407,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ]);
     }
   }
+  if (e.SSH_MAX_UNAUTHENTICATED_CONNECTIONS >= e.SSH_MAX_CONNECTIONS) {
+    throw new ConfigError([
+      'SSH_MAX_UNAUTHENTICATED_CONNECTIONS: must be less than SSH_MAX_CONNECTIONS (the rest is kept for connections that have logged in)',
+    ]);
+  }
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError([
       'HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
@@ -409,7 +428,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     paused: e.PAUSED,
     trustProxy: e.TRUST_PROXY,
-    bodyLimitBytes: e.BODY_LIMIT_BYTES,
     appSecret: e.APP_SECRET,
     attestationKey: e.ATTESTATION_KEY?.toLowerCase(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -453,8 +471,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       listenHost: e.SSH_LISTEN_HOST ?? e.HOST,
       handshakeTimeoutMs: e.SSH_HANDSHAKE_TIMEOUT_SECONDS * 1000,
       idleTimeoutMs: e.SSH_IDLE_TIMEOUT_SECONDS * 1000,
-      maxConnections: e.SSH_MAX_CONNECTIONS,
-      maxConnectionsPerAddress: e.SSH_MAX_CONNECTIONS_PER_ADDRESS,
+      connectionCaps: {
+        total: e.SSH_MAX_CONNECTIONS,
+        perAddress: e.SSH_MAX_CONNECTIONS_PER_ADDRESS,
+        perBlock: e.SSH_MAX_CONNECTIONS_PER_BLOCK,
+        unauthenticated: e.SSH_MAX_UNAUTHENTICATED_CONNECTIONS,
+      },
     },
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,

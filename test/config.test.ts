@@ -71,7 +71,6 @@ describe('loadConfig', () => {
     ['APP_SECRET', 'short'],
     ['ATTESTATION_KEY', 'ab'.repeat(31)],
     ['ATTESTATION_KEY', '-----BEGIN PRIVATE KEY-----'],
-    ['BODY_LIMIT_BYTES', '0'],
     ['EXPLORER_TX_URL', 'ftp://explorer.example/tx/{tx}'],
     ['EXPLORER_TX_URL', 'https://basescan.org/tx/'],
     ['EXPLORER_TX_URL', 'javascript:alert("{tx}")'],

@@ -68,10 +68,7 @@ export async function startSshServer(
   const hooks = await installHooks(ctx.config, access.hooks);
   const log = ctx.log.child({ component: 'ssh' });
   const limits = ctx.config.ssh;
-  const gate = new ConnectionGate(
-    { total: limits.maxConnections, perAddress: limits.maxConnectionsPerAddress },
-    log,
-  );
+  const gate = new ConnectionGate(limits.connectionCaps, log);
   /** Admitted connections by TCP peer (`ip port`), which is how ssh2 names them to us. */
   const connections = new Map<
     string,
@@ -90,6 +87,7 @@ export async function startSshServer(
       connection.client = client;
       client.once('ready', () => {
         clearTimeout(connection.handshakeDeadline);
+        gate.authenticated(connection.socket);
         connection.socket.setTimeout(limits.idleTimeoutMs, () => {
           log.debug({ address: info.ip }, 'ssh session idle; closing');
           connection.socket.destroy();

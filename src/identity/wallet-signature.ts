@@ -1,6 +1,7 @@
 import type { Address } from 'viem';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
+import { parseClientJson } from '../platform/json-body.js';
 import { refusedAs, useChallenge } from './challenges.js';
 import { WalletProofSchema } from './schemas.js';
 
@@ -48,7 +49,7 @@ function decodeWalletSignature(header: string | string[] | undefined): WalletPro
   if (!value || value.length > MAX_HEADER_LENGTH || !BASE64.test(value)) throw malformed();
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+    json = parseClientJson(Buffer.from(value, 'base64').toString('utf8'));
   } catch {
     throw malformed();
   }

@@ -5,6 +5,7 @@ import type { RepoRef } from '../github/client.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { AppError, type ErrorCode } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
+import { BODY_LIMITS } from '../platform/json-body.js';
 import { routeOptions } from '../platform/route-options.js';
 import { deployKeyFingerprint } from './deploy-keys.js';
 import { commitLicence } from './licence.js';
@@ -87,6 +88,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
         summary:
           'Create a draft listing; hosted: provisions the repository and adds the deploy key; github: checks the App reaches the private repository',
         body: CreateListingRequestSchema,
+        bodyLimit: BODY_LIMITS.large,
         response: { 201: ListingSchema, ...errors('not_found', 'too_many_unpublished', 'public_repo') },
       }),
       async (request, reply) => {
@@ -162,6 +164,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
         summary: 'Change price, update price, description or trigger hint; prices apply to future purchases',
         params: ListingIdParamsSchema,
         body: UpdateListingRequestSchema,
+        bodyLimit: BODY_LIMITS.large,
         response: { 200: ListingSchema, ...errors('not_found', 'retired') },
       }),
       async (request) => {
@@ -202,6 +205,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
         summary: "Replace a hosted listing's deploy key; the old key stops working at once",
         params: ListingIdParamsSchema,
         body: SshKeyRequestSchema,
+        bodyLimit: BODY_LIMITS.signed,
         response: { 200: ListingSchema, ...errors('not_found', 'retired') },
       }),
       async (request) => {

@@ -5,6 +5,7 @@ import type { App, AppContext } from '../context.js';
 import { requestCountry } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
+import { BODY_LIMITS } from '../platform/json-body.js';
 import { peerKey } from '../platform/peer-key.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 
@@ -77,6 +78,7 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
         },
       },
       config: rateLimitConfig(ctx.config, 'mcp'),
+      bodyLimit: BODY_LIMITS.large,
     },
     async (request, reply) => {
       const mcp = await loadMcp();

@@ -2,6 +2,7 @@ import type { PaymentPayload } from '@x402/core/types';
 import { type Address, type Hex, isErc6492Signature, parseErc6492Signature } from 'viem';
 import { z } from 'zod';
 import { AppError } from '../platform/errors.js';
+import { parseClientJson } from '../platform/json-body.js';
 
 /**
  * Decodes `PAYMENT-SIGNATURE`: standard base64 of an x402 v2 exact EVM payment payload. Anything
@@ -61,7 +62,7 @@ export function decodePaymentSignature(header: string): DecodedPayment {
     throw malformed('is not standard base64');
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+    json = parseClientJson(Buffer.from(value, 'base64').toString('utf8'));
   } catch {
     throw malformed('is not base64 of JSON');
   }

@@ -11,7 +11,7 @@ import { AppError, errorBody, type Issue, isAppError } from './errors.js';
  * Every failure leaves as the spec's error body: our own AppErrors, Fastify's parser and
  * validation errors, unknown routes, and faults we did not foresee (as `internal`, without a stack).
  */
-export function installErrorHandling(app: FastifyInstance, baseUrl: string, bodyLimitBytes: number): void {
+export function installErrorHandling(app: FastifyInstance, baseUrl: string): void {
   trackLastExchange(app.server);
   app.setNotFoundHandler((request) => {
     const path = request.url.split('?')[0]!;
@@ -25,8 +25,8 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string, body
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let appError: AppError;
     try {
-      // A route may set its own limit (the GitHub webhook does); name the one that applied.
-      appError = toAppError(error, request.routeOptions.bodyLimit ?? bodyLimitBytes);
+      // Each route has its own body limit (the server's where it sets none): name the one that applied.
+      appError = toAppError(error, request.routeOptions.bodyLimit);
     } catch (mappingError) {
       request.log.error({ err: mappingError }, 'error mapping failed');
       appError = new AppError('internal');
@@ -75,7 +75,7 @@ export function frameworkErrorHandler(baseUrl: string) {
 }
 
 /** What Fastify's own errors mean in the spec's vocabulary. */
-export function toAppError(error: FastifyError | Error, bodyLimitBytes: number): AppError {
+function toAppError(error: FastifyError | Error, bodyLimitBytes: number): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as FastifyError;
 
@@ -116,7 +116,7 @@ function fieldName(context: string | undefined, path: string[]): string {
 function parserIssue(error: FastifyError, bodyLimitBytes: number): Issue | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { field: 'body', reason: `larger than the ${bodyLimitBytes}-byte limit` };
+      return { field: 'body', reason: `larger than this route's limit of ${bodyLimitBytes} bytes` };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { field: 'content-type', reason: 'unsupported media type; send application/json' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -157,11 +157,19 @@ function rawErrorResponse(baseUrl: string, error: AppError): string {
 
 /**
  * Node rejects some requests before Fastify sees them (malformed request line, oversized headers,
- * timeouts). They still get the error body, on a connection we then close.
+ * timeouts). They still get the error body, on a connection we then close. A connection on which
+ * no request has begun is closed without a word: browsers open connections ahead of the requests
+ * they will carry, and a request sent just as an unprompted answer arrives would read that answer
+ * as its own (a person would see an error page); a silently closed connection is retried.
  */
 export function clientErrorHandler(baseUrl: string) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
-    if (error.code === 'ECONNRESET' || !socket.writable || answeredBeforeItsBody(socket)) {
+    if (
+      error.code === 'ECONNRESET' ||
+      !socket.writable ||
+      answeredBeforeItsBody(socket) ||
+      (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !requestBegun(socket))
+    ) {
       socket.destroy();
       return;
     }
@@ -177,11 +185,20 @@ export function clientErrorHandler(baseUrl: string) {
 
 /** The last request on each connection and its response, for `clientErrorHandler`. */
 const lastExchange = new WeakMap<Socket, { request: IncomingMessage; response: ServerResponse }>();
+/** Bytes a connection had sent when its last response finished: any more begin a new request. */
+const bytesReadWhenIdle = new WeakMap<Socket, number>();
 
 function trackLastExchange(server: Server): void {
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    lastExchange.set(request.socket, { request, response });
+    const socket = request.socket;
+    lastExchange.set(socket, { request, response });
+    response.once('finish', () => bytesReadWhenIdle.set(socket, socket.bytesRead));
   });
+}
+
+/** Whether the client has sent any byte since the connection opened or its last response. */
+function requestBegun(socket: Socket): boolean {
+  return socket.bytesRead > (bytesReadWhenIdle.get(socket) ?? 0);
 }
 
 /**

@@ -44,3 +44,19 @@ function ipv6Groups(address: string): number[] {
   const right = groupsOf(tail);
   return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
+
+const IPV4_KEY = /^(\d{1,3}\.\d{1,3}\.\d{1,3})\.\d{1,3}$/;
+const IPV6_KEY = /^([0-9a-f]+:[0-9a-f]+:[0-9a-f]+):[0-9a-f]+::\/64$/;
+
+/**
+ * The address block around a client, for caps a flood from many neighbouring addresses must not
+ * get around: an IPv4 /24, an IPv6 /48 (a site's usual allocation). What is not an address is its
+ * own block.
+ */
+export function peerBlock(address: string | undefined): string {
+  const key = peerKey(address);
+  const ipv4 = IPV4_KEY.exec(key);
+  if (ipv4) return `${ipv4[1]}.0/24`;
+  const ipv6 = IPV6_KEY.exec(key);
+  return ipv6 ? `${ipv6[1]}::/48` : key;
+}

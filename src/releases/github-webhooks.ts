@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Webhooks } from '@octokit/webhooks';
 import type { AppContext } from '../context.js';
 import { lossReason } from '../github/access.js';
@@ -11,12 +12,16 @@ import {
 import { AppError, isAppError } from '../platform/errors.js';
 import { requestCut } from './cut/claims.js';
 import { cutSource, isSourceRefusal, reachableSource } from './cut/sources.js';
-import { cutVersions, deliverySeen, recordDelivery, recordTagChange } from './store.js';
+import { cutVersions, earlierDelivery, recordDelivery, recordTagChange } from './store.js';
 import { versionOfTag } from './versions.js';
 
 /**
  * GitHub App webhook deliveries. A delivery is believed only when its `X-Hub-Signature-256` is the
- * HMAC of its exact bytes under the App's webhook secret, and handled once per `X-GitHub-Delivery`.
+ * HMAC of its exact bytes under the App's webhook secret, and handled once per `X-GitHub-Delivery`
+ * and once per content: GitHub signs the body alone, with no time in it, so whoever captured one
+ * delivery could otherwise send it again forever under fresh delivery ids. The same event with the
+ * same body within `REPLAY_WINDOW_MS` is a repeat (every GitHub event carries the time it
+ * describes, so two real events do not share a body).
  *
  * - a `vX.Y.Z` tag created or pushed: the version is claimed and cut exactly as sync would
  *   (GitHub is asked what the tag names; its size is checked before the cut fetches it); a tag
@@ -33,6 +38,9 @@ import { versionOfTag } from './versions.js';
  * repository public).
  */
 
+/** How long a delivery's content is remembered: GitHub redelivers for three days at most. */
+export const REPLAY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+
 export interface Delivery {
   event: string | undefined;
   deliveryId: string | undefined;
@@ -43,7 +51,7 @@ export interface Delivery {
 export async function handleGitHubDelivery(
   ctx: AppContext,
   delivery: Delivery,
-): Promise<{ handled: boolean; duplicate?: boolean }> {
+): Promise<{ handled: boolean; duplicate?: boolean; duplicate_of?: string }> {
   const github = ctx.config.github;
   if (!github) throw new AppError('not_found', { message: 'No GitHub App is configured on this server' });
   const verifier = new Webhooks({ secret: github.webhookSecret });
@@ -90,9 +98,23 @@ export async function handleGitHubDelivery(
     throw AppError.invalid([{ field: 'body', reason: 'not a JSON object' }]);
   }
   const db = ctx.database.db;
-  if (await deliverySeen(db, delivery.deliveryId)) {
-    ctx.log.info({ deliveryId: delivery.deliveryId, event: delivery.event }, 'GitHub redelivery ignored');
-    return { handled: false, duplicate: true };
+  const receivedAt = ctx.clock.now();
+  const contentSha256 = createHash('sha256')
+    .update(`${delivery.event}\n`)
+    .update(delivery.body)
+    .digest('hex');
+  const earlier = await earlierDelivery(db, {
+    deliveryId: delivery.deliveryId,
+    contentSha256,
+    since: new Date(receivedAt.getTime() - REPLAY_WINDOW_MS),
+  });
+  if (earlier !== undefined) {
+    const repeat =
+      earlier === delivery.deliveryId
+        ? 'GitHub redelivery ignored'
+        : 'GitHub delivery replayed under a new id; ignored';
+    ctx.log.info({ deliveryId: delivery.deliveryId, earlier, event: delivery.event }, repeat);
+    return { handled: false, duplicate: true, duplicate_of: earlier };
   }
   // Every effect below is idempotent in the database (claims, tag changes, source states), so the
   // delivery is recorded after it was handled: a crash in between leaves it to GitHub's redelivery
@@ -101,7 +123,8 @@ export async function handleGitHubDelivery(
   await recordDelivery(db, {
     deliveryId: delivery.deliveryId,
     event: delivery.event,
-    receivedAt: ctx.clock.now(),
+    receivedAt,
+    contentSha256,
   });
   ctx.log.info({ deliveryId: delivery.deliveryId, event: delivery.event, handled }, 'GitHub webhook handled');
   return { handled };

@@ -192,7 +192,13 @@ function githubWebhookRoute(ctx: AppContext) {
             'x-hub-signature-256': z.string().max(200).optional(),
           }),
           response: {
-            200: z.object({ handled: z.boolean(), duplicate: z.boolean().optional() }),
+            200: z.object({
+              handled: z.boolean(),
+              duplicate: z.boolean().optional().meta({
+                description: 'A repeat: this delivery id, or the same event and body, was handled already',
+              }),
+              duplicate_of: z.string().optional().meta({ description: 'The delivery it repeats' }),
+            }),
             ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
           },
         },

@@ -1,5 +1,6 @@
 import {
   and,
+  asc,
   count,
   desc,
   eq,
@@ -12,6 +13,7 @@ import {
   ne,
   notExists,
   notInArray,
+  or,
   sql,
 } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
@@ -357,12 +359,29 @@ export async function releasesBelow(db: Db, listingId: string, version: Version)
     .orderBy(releases.major, releases.minor, releases.patch);
 }
 
-export async function deliverySeen(db: Db, deliveryId: string): Promise<boolean> {
+/**
+ * The delivery already handled that `delivery` repeats: the same delivery id at any time, or the
+ * same content received since `since`. Undefined when it is new.
+ */
+export async function earlierDelivery(
+  db: Db,
+  delivery: { deliveryId: string; contentSha256: string; since: Date },
+): Promise<string | undefined> {
   const [row] = await db
     .select({ deliveryId: githubDeliveries.deliveryId })
     .from(githubDeliveries)
-    .where(eq(githubDeliveries.deliveryId, deliveryId));
-  return row !== undefined;
+    .where(
+      or(
+        eq(githubDeliveries.deliveryId, delivery.deliveryId),
+        and(
+          eq(githubDeliveries.contentSha256, delivery.contentSha256),
+          gte(githubDeliveries.receivedAt, delivery.since),
+        ),
+      ),
+    )
+    .orderBy(asc(githubDeliveries.receivedAt))
+    .limit(1);
+  return row?.deliveryId;
 }
 
 /** Records a webhook delivery as handled (once: a concurrent twin's record is kept). */

@@ -67,8 +67,10 @@ describe('SSH connection caps and the handshake deadline', () => {
   beforeAll(async () => {
     t = await createTestApp({
       env: {
-        SSH_MAX_CONNECTIONS: '4',
+        SSH_MAX_CONNECTIONS: '6',
         SSH_MAX_CONNECTIONS_PER_ADDRESS: '2',
+        SSH_MAX_CONNECTIONS_PER_BLOCK: '3',
+        SSH_MAX_UNAUTHENTICATED_CONNECTIONS: '4',
         SSH_HANDSHAKE_TIMEOUT_SECONDS: '1',
       },
     });
@@ -89,33 +91,90 @@ describe('SSH connection caps and the handshake deadline', () => {
   const refusals = () =>
     captured.lines
       .filter((line) => line.msg === 'ssh connection refused')
-      .map(({ cap, limit, address }) => ({ cap, limit, address }));
+      .map(({ cap, limit, block }) => ({ cap, limit, block }));
 
-  it('closes connections over the per-address or total cap before any SSH work, logging each cap once', async () => {
+  it('closes connections over the per-address or per-block cap before any SSH work, logging each block once', async () => {
     const port = ssh!.port;
-    for (const address of ['127.0.0.2', '127.0.0.2', '127.0.0.3']) {
+    for (const address of ['127.0.1.2', '127.0.1.2', '127.0.1.3']) {
       open.push((await admitted(port, address)).socket);
     }
-    await refusedAtOnce(port, '127.0.0.2');
-    open.push((await admitted(port, '127.0.0.4')).socket);
-    await refusedAtOnce(port, '127.0.0.5');
-    // A flood of refusals does not flood the log: one line per cap per interval.
-    for (let i = 0; i < 20; i++) await refusedAtOnce(port, i % 2 ? '127.0.0.2' : '127.0.0.6');
+    await refusedAtOnce(port, '127.0.1.2');
+    // Another address of the same /24: the block holds its three.
+    await refusedAtOnce(port, '127.0.1.4');
+    open.push((await admitted(port, '127.0.2.2')).socket);
+    // A flood of refusals does not flood the log: one line per block and cap per interval.
+    for (let i = 0; i < 20; i++) await refusedAtOnce(port, i % 2 ? '127.0.1.2' : '127.0.1.5');
     expect(refusals()).toEqual([
-      { cap: 'per_address', limit: 2, address: '127.0.0.2' },
-      { cap: 'total', limit: 4, address: '127.0.0.5' },
+      { cap: 'per_address', limit: 2, block: '127.0.1.0/24' },
+      { cap: 'per_block', limit: 3, block: '127.0.1.0/24' },
     ]);
 
-    // A closed connection gives its slot back, to its address and to the total.
+    // A closed connection gives its slot back, to its address, its block and the total.
     open.shift()!.destroy();
     for (let tries = 0; ; tries++) {
-      const conn = probe(port, '127.0.0.2');
+      const conn = probe(port, '127.0.1.2');
       if ((await conn.closedWithin(300)) === undefined && conn.received().startsWith('SSH-2.0-')) {
         open.push(conn.socket);
         break;
       }
       conn.socket.destroy();
       if (tries > 20) throw new Error('the slot was not given back');
+    }
+  });
+
+  it('gives a newcomer from a quieter block the place of the busiest block’s oldest unauthenticated connection', async () => {
+    const port = ssh!.port;
+    // Four unauthenticated places: three held by 127.0.1.0/24, one by 127.0.2.0/24.
+    const busy = [];
+    for (const address of ['127.0.1.2', '127.0.1.2', '127.0.1.3']) busy.push(await admitted(port, address));
+    const quiet = await admitted(port, '127.0.2.2');
+    open.push(...busy.map((conn) => conn.socket), quiet.socket);
+
+    const first = await admitted(port, '127.0.3.2');
+    open.push(first.socket);
+    expect(await busy[0]!.closedWithin(2000), 'the oldest of the busiest block kept its place').toBeDefined();
+    const second = await admitted(port, '127.0.4.2');
+    open.push(second.socket);
+    expect(await busy[1]!.closedWithin(2000)).toBeDefined();
+    expect(
+      await busy[2]!.closedWithin(100),
+      'a block was left with none while others held one',
+    ).toBeUndefined();
+
+    // Every block holds one place now: nobody holds more than a newcomer would, so it is refused.
+    await refusedAtOnce(port, '127.0.5.2');
+    expect(refusals()).toEqual([{ cap: 'unauthenticated', limit: 4, block: '127.0.5.0/24' }]);
+    expect(await quiet.closedWithin(100)).toBeUndefined();
+  });
+
+  it('keeps the places beyond the unauthenticated share for connections that have logged in', async () => {
+    const port = ssh!.port;
+    const creator = await registerCreator(t);
+    const key = await sshKeygen('ed25519');
+    await createHostedListing(t, creator.apiKey, key.publicKey);
+    const flood = [];
+    for (let block = 1; block <= 4; block++) flood.push(await admitted(port, `127.0.${block}.9`));
+    open.push(...flood.map((conn) => conn.socket));
+    await refusedAtOnce(port, '127.0.5.9');
+
+    // One flood connection leaves; a deploy key takes its place and logs in, which gives the
+    // place back: another newcomer fits beside the flood, and the one after it does not.
+    flood[0]!.socket.destroy();
+    await flood[0]!.closedWithin(1000);
+    const client = new ssh2.Client();
+    client.on('error', () => {});
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve());
+      client.once('error', reject);
+      void readFile(key.file).then((privateKey) =>
+        client.connect({ host: '127.0.0.1', port, localAddress: '127.0.6.9', username: 'git', privateKey }),
+      );
+    });
+    try {
+      open.push((await admitted(port, '127.0.7.9')).socket);
+      await refusedAtOnce(port, '127.0.8.9');
+    } finally {
+      client.end();
     }
   });
 

@@ -60,7 +60,7 @@ describe('HTTP timeouts (1 s headers and keep-alive, 2 s whole request)', () => 
     expect(body.details.issues).toEqual([{ field: 'request', reason: 'request not received in time' }]);
   });
 
-  it('answers a request whose headers never finish, and closes a connection that sends nothing', async () => {
+  it('answers a request whose headers never finish, and closes a connection that sends nothing without a word', async () => {
     const trickle = rawConnection(port);
     trickle.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     // A byte now and then must not extend the headers deadline.
@@ -75,11 +75,29 @@ describe('HTTP timeouts (1 s headers and keep-alive, 2 s whole request)', () => 
       expect(silentClosed, 'a silent connection was held').toBeDefined();
       expect(trickle.received()).toMatch(/^HTTP\/1\.1 400 /);
       expect(errorBody(trickle.received()).code).toBe('invalid_request');
+      // A browser's spare connection: no request began, so no answer a later request could
+      // mistake for its own (a browser retries a request on a connection closed silently).
+      expect(silent.received()).toBe('');
     } finally {
       clearInterval(drip);
       trickle.socket.destroy();
       silent.socket.destroy();
     }
+  });
+
+  it('answers a request begun on a kept-alive connection that then stalls, and nothing else on it', async () => {
+    const conn = rawConnection(port);
+    conn.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(conn.received()).toMatch(/^HTTP\/1\.1 200 /);
+    const first = conn.received().length;
+    conn.socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+    expect(await conn.closedWithin(6000), 'a stalled second request held the connection').toBeDefined();
+    const second = conn.received().slice(first);
+    expect(second).toMatch(/^HTTP\/1\.1 400 /);
+    expect(errorBody(second).details.issues).toEqual([
+      { field: 'request', reason: 'request not received in time' },
+    ]);
   });
 
   it('closes a kept-alive connection that stays idle after its response', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { peerKey } from '../../src/platform/peer-key.js';
+import { peerBlock, peerKey } from '../../src/platform/peer-key.js';
 
 describe('the client a per-client limit counts', () => {
   it('is the IPv4 address itself, and the /64 of an IPv6 address', () => {
@@ -28,5 +28,19 @@ describe('the client a per-client limit counts', () => {
     expect(peerKey('[not an address]:1')).toBe('[not an address]:1');
     // Node gives no address for a request whose socket is already gone.
     expect(peerKey(undefined)).toBe('unknown');
+  });
+});
+
+describe('the address block a per-block cap counts', () => {
+  it('is the /24 of an IPv4 address and the /48 of an IPv6 address, however written', () => {
+    expect(peerBlock('203.0.113.7')).toBe('203.0.113.0/24');
+    expect(peerBlock('::ffff:203.0.113.200')).toBe('203.0.113.0/24');
+    expect(peerBlock('203.0.114.7')).toBe('203.0.114.0/24');
+    expect(peerBlock('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1::/48');
+    expect(peerBlock('2001:db8:1:ffff::1')).toBe('2001:db8:1::/48');
+    expect(peerBlock('2001:db8::1')).toBe('2001:db8:0::/48');
+    expect(peerBlock('[2001:db8:2::1]:22')).toBe('2001:db8:2::/48');
+    expect(peerBlock('not an address')).toBe('not an address');
+    expect(peerBlock(undefined)).toBe('unknown');
   });
 });

@@ -74,7 +74,7 @@ describe('the web app at /app', () => {
 
   it('says how to build it when the bundle is missing', async () => {
     const app = Fastify();
-    installErrorHandling(app as never, TEST_BASE_URL, 1024);
+    installErrorHandling(app as never, TEST_BASE_URL);
     registerWebApp(app as never, t.ctx, '/nonexistent/web/');
     const res = await app.inject({ url: '/app/listings' });
     expect(res.statusCode).toBe(404);

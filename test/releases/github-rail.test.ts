@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCommit } from '../../src/git/refs.js';
 import { repoPath } from '../../src/git/repos.js';
 import { maskTokens } from '../../src/github/client.js';
+import { REPLAY_WINDOW_MS } from '../../src/releases/github-webhooks.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
@@ -219,13 +220,63 @@ describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
         deliveryId: delivery.deliveryId,
       });
       expect(again.status).toBe(200);
-      expect(JSON.parse(again.body)).toEqual({ handled: false, duplicate: true });
+      expect(JSON.parse(again.body)).toEqual({
+        handled: false,
+        duplicate: true,
+        duplicate_of: delivery.deliveryId,
+      });
     }
     const { rows } = await t.database.query<{ n: string }>(
       'select count(*)::text as n from release_cuts where listing_id = $1',
       [listingId],
     );
     expect(rows[0]!.n).toBe('1');
+  });
+
+  it('answers a signed delivery re-sent under a fresh delivery id as the repeat it is, for the replay window', async () => {
+    const pushed = await gh.pushTag(repo, {
+      tag: 'v0.9.0',
+      files: { ...files, 'OLD.md': 'old\n' },
+      webhookUrl: hookUrl,
+    });
+    expect(pushed.deliveries.map((delivery) => delivery.status)).toEqual([200, 200]);
+    await judged('0.9.0');
+    const cuts = async () =>
+      (
+        await t.database.query<{ n: string }>(
+          'select count(*)::text as n from release_cuts where listing_id = $1',
+          [listingId],
+        )
+      ).rows[0]!.n;
+    const before = await cuts();
+    // GitHub signs no timestamp: whoever captured a delivery holds a valid signature for its body.
+    for (const delivery of pushed.deliveries) {
+      const replayed = await gh.deliver(hookUrl, delivery.event, delivery.payload, {
+        deliveryId: randomUUID(),
+      });
+      expect(replayed.status).toBe(200);
+      expect(JSON.parse(replayed.body)).toEqual({
+        handled: false,
+        duplicate: true,
+        duplicate_of: delivery.deliveryId,
+      });
+    }
+    // The same event name with another body is new.
+    const other = await gh.deliver(hookUrl, 'push', {
+      ...(pushed.deliveries[1]!.payload as object),
+      zen: 'x',
+    });
+    expect(JSON.parse(other.body).duplicate).toBeUndefined();
+    // Past the window the body is read again: what it asks for is done already, so nothing changes.
+    const now = t.clock.now();
+    t.clock.advance(REPLAY_WINDOW_MS + 1000);
+    try {
+      const late = await gh.deliver(hookUrl, pushed.deliveries[0]!.event, pushed.deliveries[0]!.payload);
+      expect(JSON.parse(late.body)).toEqual({ handled: false });
+    } finally {
+      t.clock.set(now);
+    }
+    expect(await cuts()).toBe(before);
   });
 
   it('refuses forged and unsigned deliveries, cutting nothing', async () => {

@@ -175,7 +175,11 @@ describe.each(BACKENDS)('the source of a GitHub listing on %s', (backend) => {
     const again = await gh.deliver(hookUrl, delivery!.event, delivery!.payload, {
       deliveryId: delivery!.deliveryId,
     });
-    expect(JSON.parse(again.body)).toEqual({ handled: false, duplicate: true });
+    expect(JSON.parse(again.body)).toEqual({
+      handled: false,
+      duplicate: true,
+      duplicate_of: delivery!.deliveryId,
+    });
     await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl });
   });
 
@@ -199,9 +203,16 @@ describe.each(BACKENDS)('the source of a GitHub listing on %s', (backend) => {
     const [publicized] = await gh.changeVisibility(other, { private: false, webhookUrl: hookUrl });
     expect(JSON.parse(publicized!.body)).toEqual({ handled: true });
     expect(await state()).toBe('public');
-    // The same news again (a new delivery of it) changes nothing.
+    // The same delivery again under a new id is a repeat; the same news in another body (a later
+    // event saying the same) changes nothing.
     const again = await gh.deliver(hookUrl, 'repository', publicized!.payload);
-    expect(JSON.parse(again.body)).toEqual({ handled: false });
+    expect(JSON.parse(again.body)).toEqual({
+      handled: false,
+      duplicate: true,
+      duplicate_of: publicized!.deliveryId,
+    });
+    const sameNews = await gh.deliver(hookUrl, 'repository', laterCopy(publicized!.payload));
+    expect(JSON.parse(sameNews.body)).toEqual({ handled: false });
     expect(answers(await gh.changeVisibility(other, { private: true, webhookUrl: hookUrl }))).toEqual([
       { handled: true },
     ]);
@@ -220,9 +231,9 @@ describe.each(BACKENDS)('the source of a GitHub listing on %s', (backend) => {
     // Installation events: suspended (handled), the same news again (nothing changed), unsuspended.
     const [suspended] = await gh.suspendInstallation(installationId, { webhookUrl: hookUrl });
     expect(JSON.parse(suspended!.body)).toEqual({ handled: true });
-    expect(JSON.parse((await gh.deliver(hookUrl, 'installation', suspended!.payload)).body)).toEqual({
-      handled: false,
-    });
+    expect(
+      JSON.parse((await gh.deliver(hookUrl, 'installation', laterCopy(suspended!.payload))).body),
+    ).toEqual({ handled: false });
     expect(answers(await gh.unsuspendInstallation(installationId, { webhookUrl: hookUrl }))).toEqual([
       { handled: true },
     ]);
@@ -299,3 +310,16 @@ describe('without a GitHub App configured', () => {
     expectError(hook, 404, 'not_found');
   });
 });
+
+/**
+ * The same news as `payload` in the body GitHub would send a second later: its repository's or
+ * installation's `updated_at` one second on.
+ */
+function laterCopy(payload: unknown): unknown {
+  const copy = structuredClone(payload) as Record<string, { updated_at?: string } | undefined>;
+  for (const key of ['repository', 'installation']) {
+    const entity = copy[key];
+    if (entity?.updated_at) entity.updated_at = new Date(Date.parse(entity.updated_at) + 1000).toISOString();
+  }
+  return copy;
+}

@@ -49,11 +49,15 @@ export async function commitFile(
   return (await repo.git('rev-parse', 'HEAD')).trim();
 }
 
-/** `git` with `GIT_SSH_COMMAND` using only `keyFile`, as a creator would push; resolves with the result, never throws. */
+/**
+ * `git` with `GIT_SSH_COMMAND` using only `keyFile`, as a creator would push (from `bindAddress`
+ * when given: any 127.x address is this machine); resolves with the result, never throws.
+ */
 export async function gitOverSsh(
   cwd: string,
   keyFile: string,
   args: string[],
+  options: { bindAddress?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     PATH: process.env.PATH,
@@ -63,7 +67,9 @@ export async function gitOverSsh(
     GIT_AUTHOR_EMAIL: 'creator@example.com',
     GIT_COMMITTER_NAME: 'Creator',
     GIT_COMMITTER_EMAIL: 'creator@example.com',
-    GIT_SSH_COMMAND: `ssh -i ${keyFile} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
+    GIT_SSH_COMMAND: `ssh -i ${keyFile} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR${
+      options.bindAddress ? ` -o BindAddress=${options.bindAddress}` : ''
+    }`,
   };
   try {
     const { stdout, stderr } = await exec('git', args, { cwd, env });

@@ -130,16 +130,22 @@ async function checkField(c: FieldCase): Promise<void> {
         await c.readBack?.(value, res);
         return;
       }
-      const body = res.json() as { code: string; details?: { issues?: { field: string }[] } };
+      const body = res.json() as { code: string; details?: { issues?: { field: string; reason: string }[] } };
       if (unstorable) {
         expect(body.code, label).toBe('invalid_request');
         expect(res.statusCode, label).toBe(400);
       }
       if (body.code === 'invalid_request') {
-        expect(
-          body.details?.issues?.map((issue) => issue.field),
-          label,
-        ).toContain(c.field);
+        const issues = body.details?.issues ?? [];
+        // A value too long for its route's whole body is refused by the body limit, unread.
+        const overLimit = issues.some(
+          (issue) => issue.field === 'body' && /larger than this route's limit/.test(issue.reason),
+        );
+        if (!overLimit)
+          expect(
+            issues.map((issue) => issue.field),
+            label,
+          ).toContain(c.field);
       } else {
         expect(c.alsoAnswers ?? [], label).toContain(body.code);
       }

@@ -117,12 +117,7 @@ export async function reconcileCluster(cluster: Cluster): Promise<Reconciliation
     for (const [authorization, amount] of settled) {
       const payment = paymentByAuthorization.get(authorization);
       const bought = payment ? (purchasesByPayment.get(payment.id) ?? []) : [];
-      if (
-        !payment ||
-        payment.state !== 'settled' ||
-        bought.length !== 1 ||
-        entitled.get(bought[0]!.id) === undefined
-      ) {
+      if (payment?.state !== 'settled' || bought.length !== 1 || entitled.get(bought[0]!.id) === undefined) {
         lost += 1;
         problems.push(
           `lost: ${authorization} settled on chain; payment ${payment?.state ?? 'missing'}, purchases ${bought.length}`,

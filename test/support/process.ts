@@ -48,14 +48,26 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
 }
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
+  const [port] = await freePorts(1);
+  return port!;
+}
+
+/** `count` distinct free ports: each is held until all are found, so none is handed out twice. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.listen(0, '127.0.0.1', () => resolve(server));
+          server.on('error', reject);
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 export interface ServerProcess {
@@ -75,7 +87,7 @@ export async function startServerProcess(
   env: Record<string, string>,
   { built = false }: { built?: boolean } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const [port = 0, sshPort = 0] = await freePorts(2);
   const url = `http://127.0.0.1:${port}`;
   const entry = built ? [...startFlags(), path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', CLI];
   const child = spawn(process.execPath, [...entry, 'serve'], {
@@ -86,7 +98,7 @@ export async function startServerProcess(
       PORT: String(port),
       HOST: '127.0.0.1',
       BASE_URL: url,
-      SSH_PORT: String(await freePort()),
+      SSH_PORT: String(sshPort),
       // Tests never reach the internet: no hourly advisory sync, even in mainnet mode.
       OSV_SYNC: 'false',
       ...env,

@@ -79,14 +79,21 @@ export const listings = pgTable(
 );
 
 /**
- * GitHub webhook deliveries already handled, by `X-GitHub-Delivery`: a redelivery is answered
- * without being handled again.
+ * GitHub webhook deliveries already handled, by `X-GitHub-Delivery` and by content (the SHA-256
+ * of the event name and the signed body): a redelivery, or the same signed body sent again under
+ * another delivery id, is answered without being handled again. Rows from before content was
+ * recorded have none.
  */
-export const githubDeliveries = pgTable('github_deliveries', {
-  deliveryId: text('delivery_id').primaryKey(),
-  event: text('event').notNull(),
-  receivedAt: at('received_at').notNull(),
-});
+export const githubDeliveries = pgTable(
+  'github_deliveries',
+  {
+    deliveryId: text('delivery_id').primaryKey(),
+    event: text('event').notNull(),
+    receivedAt: at('received_at').notNull(),
+    contentSha256: text('content_sha256'),
+  },
+  (table) => [index('github_deliveries_content').on(table.contentSha256, table.receivedAt)],
+);
 
 /**
  * A release tag moved or deleted on GitHub after its release was cut. Nothing is re-cut (what

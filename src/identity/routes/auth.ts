@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { errorResponses } from '../../platform/http-schemas.js';
+import { BODY_LIMITS } from '../../platform/json-body.js';
 import { routeOptions } from '../../platform/route-options.js';
 import { issueChallenge } from '../challenges.js';
 import { creatorOf, requireApiKey } from '../guard.js';
@@ -45,6 +46,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
       summary:
         'A new agent key for the creator whose payout address in force signed a rotate_key challenge; every other agent key and web session of the creator is revoked at once',
       body: RotateKeyRequestSchema,
+      bodyLimit: BODY_LIMITS.signed,
       response: {
         200: RotateKeyResponseSchema,
         ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
@@ -69,6 +71,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
       summary:
         'Web sign-in: a wallet_ownership signature from the payout address in force gives a 12-hour session key',
       body: SessionRequestSchema,
+      bodyLimit: BODY_LIMITS.signed,
       response: {
         201: SessionResponseSchema,
         ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),

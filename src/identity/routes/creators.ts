@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
 import { requestCountry } from '../../platform/compliance.js';
 import { errorResponses } from '../../platform/http-schemas.js';
+import { BODY_LIMITS } from '../../platform/json-body.js';
 import { countedRateLimit, rateLimitConfig } from '../../platform/rate-limit.js';
 import { routeOptions } from '../../platform/route-options.js';
 import { requestCreatorChanges } from '../account-changes.js';
@@ -30,6 +31,7 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
       // Every request, refused early or not, counts against the auth budget; attempts that reach
       // the signature check also use up registration's 5 per hour.
       config: rateLimitConfig(ctx.config, 'auth'),
+      bodyLimit: BODY_LIMITS.signed,
       schema: {
         tags: ['creator'],
         summary: 'Register headless: returns the creator and its API key, shown once',
@@ -96,6 +98,7 @@ export function registerCreatorRoutes(app: App, ctx: AppContext): void {
       summary:
         'Request a payout address or abuse contact change, signed by the payout address in force; it takes effect 48 hours later',
       body: UpdateCreatorRequestSchema,
+      bodyLimit: BODY_LIMITS.large,
       response: {
         200: UpdateCreatorResponseSchema,
         ...errorResponses(

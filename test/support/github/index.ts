@@ -231,6 +231,7 @@ export class GitHubStandIn {
   async changeVisibility(ref: RepoRef, options: WebhookOption & { private: boolean }): Promise<Delivery[]> {
     const repo = this.repo(ref);
     repo.private = options.private;
+    repo.meta.updated_at = this.state.isoAfter(repo.meta.updated_at);
     return this.send(options.webhookUrl, [['repository', () => this.builders.repositoryVisibility(repo)]]);
   }
 
@@ -290,6 +291,7 @@ export class GitHubStandIn {
       );
     }
     installation.repoIds.add(repo.id);
+    installation.updatedAt = this.state.isoAfter(installation.updatedAt);
     return this.send(options.webhookUrl, [
       [
         'installation_repositories',
@@ -303,6 +305,7 @@ export class GitHubStandIn {
     const installation = this.state.installationOf(repo);
     if (!installation) throw new Error(`${repo.owner.login}/${repo.name} is in no installation`);
     installation.repoIds.delete(repo.id);
+    installation.updatedAt = this.state.isoAfter(installation.updatedAt);
     return this.send(options.webhookUrl, [
       [
         'installation_repositories',
@@ -313,7 +316,7 @@ export class GitHubStandIn {
 
   async suspendInstallation(id: number, options: WebhookOption = {}): Promise<Delivery[]> {
     const installation = this.state.installation(id);
-    installation.suspendedAt = this.state.isoNow();
+    installation.suspendedAt = this.state.isoAfter(installation.updatedAt);
     installation.updatedAt = installation.suspendedAt;
     return this.send(options.webhookUrl, [
       ['installation', async () => this.builders.installation('suspend', installation)],
@@ -323,7 +326,7 @@ export class GitHubStandIn {
   async unsuspendInstallation(id: number, options: WebhookOption = {}): Promise<Delivery[]> {
     const installation = this.state.installation(id);
     installation.suspendedAt = null;
-    installation.updatedAt = this.state.isoNow();
+    installation.updatedAt = this.state.isoAfter(installation.updatedAt);
     return this.send(options.webhookUrl, [
       ['installation', async () => this.builders.installation('unsuspend', installation)],
     ]);
@@ -383,7 +386,7 @@ export class GitHubStandIn {
   }
 
   private touchPushed(repo: Repo): void {
-    repo.meta.pushed_at = this.state.isoNow();
+    repo.meta.pushed_at = this.state.isoAfter(repo.meta.pushed_at);
   }
 
   /** Events go one after the other, in GitHub's order for the change; none without a URL. */

@@ -135,6 +135,16 @@ export class GitHubState {
     return iso(this.now());
   }
 
+  /**
+   * Now, or a second after `previous` when now is not later: GitHub's timestamps have a resolution
+   * of a second, and two changes of one installation (each a person's action on github.com) are
+   * never within one, so their payloads always differ; a test that makes them faster still gets
+   * payloads that do.
+   */
+  isoAfter(previous: string): string {
+    return iso(Math.max(this.now(), Date.parse(previous) + 1000));
+  }
+
   account(login: string, type?: AccountType): Account {
     const existing = this.accounts.get(login.toLowerCase());
     if (existing) {
