@@ -162,7 +162,6 @@ try {
     publishedAt: new Date(),
     changelog: 'bench',
     verdict: 'pass',
-    updatePriceMicro: 500_000n,
   });
   const resource = `${base}/api/r/bench-seller/bench-kit`;
 

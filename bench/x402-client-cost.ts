@@ -40,6 +40,7 @@ function repo402Wire(): Wire402 {
     slug: 'bench-kit',
     version: '1.0.0',
     kind: 'new',
+    priceMicro: 2_000_000n,
     amountMicro: 2_000_000n,
     updatePriceMicro: 500_000n,
   };

@@ -221,20 +221,36 @@ program
 program
   .command('verify <zip> <attestation>')
   .description(
-    "check a downloaded zip against its release attestation (exit 1 when it does not verify); --key pins the service's keys",
+    "check a downloaded zip against its release attestation: the zip is the subject, the signature verifies with a key valid at the statement's attested_at, and the statement is about the listing and version you bought (exit 1 when anything fails); --key pins the service's keys",
+  )
+  .requiredOption(
+    '--expect <owner/slug@version>',
+    'what you bought, e.g. acme/tools@1.2.0: an attestation of another listing or version fails',
   )
   .option('--key <keys>', 'the keys document: a saved /.well-known/repo402-keys.json, or its URL')
-  .action(async (zip: string, attestation: string, options: { key?: string }) => {
-    const { describeVerification, verifyFiles } = await import('./attestations/verify-files.js');
-    const result = await verifyFiles(zip, attestation, options.key);
-    if (result.unpinned && result.verification.ok) {
-      process.stderr.write(
-        `keys taken from ${result.keysFrom}, the service the attestation names; pin them with --key\n`,
-      );
-    }
-    process.stdout.write(`${describeVerification(zip, result)}\n`);
-    if (!result.verification.ok) process.exitCode = 1;
-  });
+  .action(
+    async (zip: string, attestation: string, options: { expect: string; key?: string }, command: Command) => {
+      const { parseExpectedRelease } = await import('./attestations/expect.js');
+      const expect = (() => {
+        try {
+          return parseExpectedRelease(options.expect);
+        } catch (error) {
+          return command.error(
+            `error: option '--expect <owner/slug@version>' argument '${options.expect}' is invalid: ${(error as Error).message}`,
+          );
+        }
+      })();
+      const { describeVerification, verifyFiles } = await import('./attestations/verify-files.js');
+      const result = await verifyFiles(zip, attestation, { expect, key: options.key });
+      if (result.unpinned && result.verification.ok) {
+        process.stderr.write(
+          `keys taken from ${result.keysFrom}, the service the attestation names; pin them with --key\n`,
+        );
+      }
+      process.stdout.write(`${describeVerification(zip, result)}\n`);
+      if (!result.verification.ok) process.exitCode = 1;
+    },
+  );
 const attestations = program.command('attestations').description('release attestations');
 attestations
   .command('backfill')

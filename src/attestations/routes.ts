@@ -8,7 +8,7 @@ import { AttestationKeysSchema } from './schemas.js';
 import { keysDocument } from './service.js';
 import { KEYS_PATH } from './urls.js';
 
-/** Keys change at a rotation only; a process serves its copy for a few seconds at most after one. */
+/** Keys change at a rotation or a re-signing only; a process serves its copy for a few seconds at most after one. */
 const keysDocuments = cacheSlot(() => new ReadCache<ReturnType<typeof prebuilt>>({ max: 1, ttlMs: 5_000 }));
 
 /** `GET /.well-known/repo402-keys.json`: the public keys that verify release attestations. */

@@ -37,10 +37,13 @@ export const AttestationKeysSchema = z
         public_key_pem: z
           .string()
           .meta({ description: 'The same key as a PEM SubjectPublicKeyInfo (for openssl)' }),
-        not_before: z.iso.datetime().meta({ description: 'When the key first signed' }),
+        not_before: z.iso.datetime().meta({
+          description:
+            'The earliest statement time (the predicate’s attested_at) the key vouches for: its first signature’s, or an older statement’s it re-signed',
+        }),
         not_after: z.iso.datetime().nullable().meta({
           description:
-            'When a newer key replaced it; null for the key signing now. Attestations it made stay valid',
+            'When a newer key replaced it; null for the key signing now. Attestations it made stay valid. A verifier refuses a signature whose statement’s attested_at is outside not_before..not_after',
         }),
       }),
     ),

@@ -11,11 +11,13 @@ import {
   appendSignature,
   attestationsUnsignedBy,
   attestedReleaseIds,
+  earliestStatementSignedBy,
+  extendKeyWindowBack,
   findAttestation,
   insertAttestation,
   openKeyWindow,
 } from './store.js';
-import { trustedKeysOf, verifyAttestation } from './verify.js';
+import { attestedAtOf, trustedKeysOf, verifyAttestation } from './verify.js';
 
 /**
  * The process's signing key, loaded once per context: ATTESTATION_KEY, else DATA_DIR/attestation-key.
@@ -76,7 +78,7 @@ export async function attestRelease(
   await assertMaySign(tx, key, at);
   const payload = Buffer.from(JSON.stringify(buildStatement(facts, at)), 'utf8');
   const envelope = signEnvelope(payload, key);
-  const check = verifyAttestation(envelope, [key], facts.artifact?.sha256);
+  const check = verifyAttestation(envelope, [key], { artifactSha256: facts.artifact?.sha256 });
   if (!check.ok) throw new Error(`a freshly signed attestation does not verify: ${check.reason}`);
   await insertAttestation(tx, releaseId, envelope, at);
   return envelope;
@@ -121,24 +123,36 @@ const RESIGN_PAGE = 100;
 
 /**
  * The operator's explicit re-signing after a rotation: the current key adds its signature to every
- * attestation it has not signed. The statements stay byte for byte what they were.
+ * attestation it has not signed. The statements stay byte for byte what they were. The key's window
+ * moves back over the statements it re-signs (in the same transaction as its signatures), since
+ * verifiers check each signing key's window against the statement's `attested_at`.
  */
 export async function resignAttestations(ctx: AppContext): Promise<{ keyid: string; signed: number }> {
   const key = await attestationSigningKey(ctx);
   const db = ctx.database.db;
   await assertMaySign(db, key, ctx.clock.now());
+  // What this key re-signed before its window covered re-signed statements is covered now too.
+  const earlier = await earliestStatementSignedBy(db, key.keyid);
+  if (earlier) await extendKeyWindowBack(db, key.keyid, earlier);
   const trusted = trustedKeysOf(await keysDocument(db));
   let signed = 0;
   let after: string | null = null;
   for (;;) {
     const page = await attestationsUnsignedBy(db, key.keyid, after, RESIGN_PAGE);
-    for (const { releaseId, envelope } of page) {
-      // Only what an earlier key verifiably signed is vouched for again.
+    const signatures = page.map(({ releaseId, envelope }) => {
+      // Only what an earlier key verifiably signed, within its window, is vouched for again.
       const check = verifyAttestation(envelope, trusted);
       if (!check.ok)
         throw new Error(`the attestation of release ${releaseId} does not verify: ${check.reason}`);
-      await appendSignature(db, releaseId, countersign(envelope, key));
-      signed += 1;
+      return { releaseId, signature: countersign(envelope, key), attestedAt: attestedAtOf(check.statement)! };
+    });
+    if (signatures.length > 0) {
+      const earliest = new Date(Math.min(...signatures.map((s) => s.attestedAt.getTime())));
+      await db.transaction(async (tx) => {
+        await extendKeyWindowBack(tx, key.keyid, earliest);
+        for (const { releaseId, signature } of signatures) await appendSignature(tx, releaseId, signature);
+      });
+      signed += signatures.length;
     }
     if (page.length < RESIGN_PAGE) return { keyid: key.keyid, signed };
     after = page.at(-1)!.releaseId;

@@ -30,11 +30,43 @@ export async function openKeyWindow(
   return row!;
 }
 
+/**
+ * Every key, in the order they were put in use: retired keys by when their window closed, then the
+ * key signing now. (Not by `not_before`: re-signing moves a key's back over older statements.)
+ */
 export function allKeys(db: Db): Promise<AttestationKeyRow[]> {
   return db
     .select()
     .from(attestationKeys)
-    .orderBy(asc(attestationKeys.notBefore), asc(attestationKeys.keyid));
+    .orderBy(
+      sql`${attestationKeys.notAfter} asc nulls last`,
+      asc(attestationKeys.notBefore),
+      asc(attestationKeys.keyid),
+    );
+}
+
+/**
+ * Moves the key's `not_before` back to `at` when it is later: a key that re-signs a statement
+ * vouches for that statement's time (`attested_at`), and verifiers check the key's window against it.
+ */
+export async function extendKeyWindowBack(db: Db, keyid: string, at: Date): Promise<void> {
+  await db
+    .update(attestationKeys)
+    .set({ notBefore: at })
+    .where(and(eq(attestationKeys.keyid, keyid), gt(attestationKeys.notBefore, at)));
+}
+
+/** The earliest statement time (`attested_at`) among the attestations `keyid` has signed. */
+export async function earliestStatementSignedBy(db: Db, keyid: string): Promise<Date | undefined> {
+  const [row] = await db
+    .select({
+      ms: sql<
+        number | string | null
+      >`(extract(epoch from min(((${releaseAttestations.payload})::jsonb #>> '{predicate,attested_at}')::timestamptz)) * 1000)::float8`,
+    })
+    .from(releaseAttestations)
+    .where(sql`${releaseAttestations.signatures} @> ${JSON.stringify([{ keyid }])}::jsonb`);
+  return row?.ms == null ? undefined : new Date(Math.round(Number(row.ms)));
 }
 
 /** Stores the release's attestation unless it has one (a retried job): the first one stays. */

@@ -1,7 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { ExpectedRelease } from './expect.js';
 import { KEYS_PATH } from './urls.js';
-import { sha256OfStream, trustedKeysOf, type Verification, verifyAttestation } from './verify.js';
+import {
+  releaseNamedBy,
+  sha256OfStream,
+  trustedKeysOf,
+  type Verification,
+  verifyAttestation,
+} from './verify.js';
 
 export interface FileVerification {
   verification: Verification;
@@ -12,24 +19,29 @@ export interface FileVerification {
 }
 
 /**
- * `repo402 verify <zip> <attestation> [--key <keys.json | URL>]`: the zip's SHA-256, read as it
- * streams, against the envelope's subject, with the keys of a saved keys document (offline) or of
- * one fetched from a URL. Without `key`, the keys document of the service the statement names is
- * fetched: that proves the statement is that service's, not that the service is the one you meant.
+ * `repo402 verify <zip> <attestation> --expect <owner/slug@version> [--key <keys.json | URL>]`: the
+ * zip's SHA-256, read as it streams, against the envelope's subject; the signature and its key's
+ * window with the keys of a saved keys document (offline) or of one fetched from a URL; the
+ * statement's listing and version against what was bought. Without `key`, the keys document of the
+ * service the statement names is fetched: that proves the statement is that service's, not that
+ * the service is the one you meant.
  */
 export async function verifyFiles(
   zipPath: string,
   attestationPath: string,
-  key?: string,
+  options: { expect: ExpectedRelease; key?: string },
 ): Promise<FileVerification> {
   const envelope = await readJson(attestationPath);
-  const keysFrom = key ?? keysUrlNamedBy(envelope);
+  const keysFrom = options.key ?? keysUrlNamedBy(envelope);
   const document = /^https?:\/\//.test(keysFrom) ? await fetchJson(keysFrom) : await readJson(keysFrom);
   const sha256 = await sha256OfStream(createReadStream(zipPath));
   return {
-    verification: verifyAttestation(envelope, trustedKeysOf(document), sha256),
+    verification: verifyAttestation(envelope, trustedKeysOf(document), {
+      artifactSha256: sha256,
+      expect: options.expect,
+    }),
     keysFrom,
-    unpinned: !key,
+    unpinned: !options.key,
   };
 }
 
@@ -38,13 +50,12 @@ export function describeVerification(zipPath: string, result: FileVerification):
   const { verification } = result;
   if (!verification.ok) return `NOT VERIFIED ${zipPath}: ${verification.reason}`;
   const p = verification.statement.predicate as Record<string, unknown> & {
-    listing?: { channel?: string };
     scan?: { verdict?: string };
   };
   return [
-    `verified ${zipPath}: ${p.listing?.channel ?? '?'} ${String(p.version ?? '?')}`,
+    `verified ${zipPath}: ${releaseNamedBy(verification.statement)}`,
     `(tag ${String(p.tag ?? '?')}, commit ${String(p.commit_sha ?? '?')}, tree ${String(p.tree_sha ?? '?')}, scan ${p.scan?.verdict ?? '?'})`,
-    `signed by key ${verification.keyid} from ${result.keysFrom}`,
+    `attested at ${String(p.attested_at ?? '?')}, signed by key ${verification.keyid} from ${result.keysFrom}`,
   ].join(' ');
 }
 

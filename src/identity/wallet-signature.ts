@@ -1,8 +1,8 @@
-import type { Address } from 'viem';
+import { type Address, getAddress } from 'viem';
 import type { AppContext } from '../context.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, isAppError, sentences } from '../platform/errors.js';
 import { parseClientJson } from '../platform/json-body.js';
-import { refusedAs, useChallenge } from './challenges.js';
+import { issueChallenge, refusedAs, useChallenge } from './challenges.js';
 import { WalletProofSchema } from './schemas.js';
 
 /** The largest header we decode: an ERC-6492 signature with deployment data fits comfortably. */
@@ -61,5 +61,70 @@ function decodeWalletSignature(header: string | string[] | undefined): WalletPro
 function malformed(): AppError {
   return new AppError('invalid_signature', {
     message: 'X-Wallet-Signature must be standard base64 of JSON {"address","nonce","signature"}',
+  });
+}
+
+/** A fresh `wallet_ownership` challenge for a wallet, as a refusal or an MCP result hands it out. */
+export interface WalletChallengeOffer {
+  address: string;
+  nonce: string;
+  message: string;
+  expires_at: string;
+}
+
+export async function walletChallengeOffer(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'config'>,
+  address: Address,
+): Promise<WalletChallengeOffer> {
+  const challenge = await issueChallenge(ctx, { address, purpose: 'wallet_ownership' });
+  return {
+    address: challenge.address,
+    nonce: challenge.nonce,
+    message: challenge.message,
+    expires_at: challenge.expiresAt.toISOString(),
+  };
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** Codes a fresh signature can turn around: a signature refused, or a wallet that holds too little. */
+const CHALLENGED: ReadonlySet<string> = new Set(['invalid_signature', 'not_entitled']);
+
+/**
+ * `error`, and when it is a wallet's refusal (`401 invalid_signature`, `403 not_entitled`) on a
+ * request that names the wallet (the address inside its `X-Wallet-Signature`, valid or not, else
+ * `?address=`), the same refusal carrying a fresh challenge for that wallet in
+ * `details.wallet_challenge`: the retry needs no request for a challenge first. A challenge says
+ * nothing of what the wallet holds.
+ */
+export async function withWalletChallenge(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'config'>,
+  error: unknown,
+  named: { header: string | string[] | undefined; address?: string },
+): Promise<unknown> {
+  if (!isAppError(error) || !CHALLENGED.has(error.code)) return error;
+  let address = named.address;
+  try {
+    if (named.header !== undefined) address = decodeWalletSignature(named.header).address;
+  } catch {
+    // A header that does not decode names no wallet; `?address=` may.
+  }
+  if (!address || !ADDRESS.test(address)) return error;
+  return new AppError(error.code, {
+    message: sentences(
+      error.message,
+      error.code === 'invalid_signature'
+        ? `Sign details.wallet_challenge.message with ${address} and send it as X-Wallet-Signature`
+        : `A fresh challenge for ${address} is in details.wallet_challenge`,
+    ),
+    details: {
+      ...error.details,
+      wallet_challenge: {
+        ...(await walletChallengeOffer(ctx, getAddress(address))),
+        header: 'X-Wallet-Signature',
+        how: 'Sign `message` verbatim with EIP-191 personal_sign using this address, then send the header X-Wallet-Signature: standard base64 of the JSON {"address","nonce","signature"}. It works once, within 5 minutes.',
+      },
+    },
+    headers: error.headers,
   });
 }

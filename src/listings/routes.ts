@@ -40,7 +40,7 @@ const DEFAULT_PAGE_SIZE = 50;
  */
 export interface ListingReleases {
   /** For each listing id, its head releases. */
-  heads(listingIds: string[]): Promise<Map<string, ReleaseHeads>>;
+  heads(listings: Listing[]): Promise<Map<string, ReleaseHeads>>;
   /** Versions claimed without a release, newest first. */
   unfinishedCuts(listingId: string): Promise<ListingCut[]>;
   /** Released tags moved or deleted on GitHub since, newest first. */
@@ -68,7 +68,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
 
     /** One listing with its head releases, as every single-listing answer returns it. */
     const fullView = async (listing: Listing, withScanReport: boolean) => {
-      const heads = (await releases.heads([listing.id])).get(listing.id)!;
+      const heads = (await releases.heads([listing])).get(listing.id)!;
       return listingBody(ctx.config, {
         listing,
         ...heads,
@@ -132,7 +132,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           limit: request.query.limit ? Number(request.query.limit) : DEFAULT_PAGE_SIZE,
           cursor: request.query.cursor,
         });
-        const heads = await releases.heads(page.listings.map((listing) => listing.id));
+        const heads = await releases.heads(page.listings);
         const hostKeys = await loadHostKeys(ctx.config.dataDir);
         return {
           listings: page.listings.map((listing) =>

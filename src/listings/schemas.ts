@@ -73,11 +73,22 @@ export const ReleaseSchema = z
     analyzer_version: z.string().nullable(),
     price_micro: MicroUsdc.nullable().meta({
       description:
-        'The price in force when the release went on sale (its cut, or the listing’s publication for releases cut before it); null only on a draft not yet priced',
+        'The listing’s price in force now, the same on every release of the log: only the newest passing release is sold, at this price; null only on a draft not yet priced',
     }),
     update_price_micro: MicroUsdc.meta({
-      description: 'The update price in force when the release went on sale',
+      description: 'The listing’s update price in force now, the same on every release of the log',
     }),
+    first_on_sale: z
+      .object({
+        at: z.iso.datetime(),
+        price_micro: MicroUsdc,
+        update_price_micro: MicroUsdc,
+      })
+      .optional()
+      .meta({
+        description:
+          'When this release first went on sale (became the newest passing release of the published listing) and the prices then; absent for a release never sold',
+      }),
     advisory_flag: AdvisoryFlagSchema.optional(),
     attestation_url: z.string().optional().meta({
       description:

@@ -1,15 +1,21 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { issueChallenge } from '../identity/challenges.js';
+import { walletChallengeOffer } from '../identity/wallet-signature.js';
 import { ManifestSchema, ReleaseSchema } from '../listings/schemas.js';
 import { offerFor } from '../payments/offer.js';
 import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
-import { buyLatest, fetchOwnedVersion, versionStatus } from '../payments/service.js';
+import {
+  buyLatest,
+  fetchOwnedVersion,
+  type VersionSale,
+  versionSaleOf,
+  versionStatus,
+} from '../payments/service.js';
+import { SKILL_PATH } from '../platform/discovery-links.js';
 import { AppError } from '../platform/errors.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
-import { SKILL_PATH } from '../public/skill.js';
 import { publicReleaseLog } from '../releases/service.js';
 import { defineTool, type McpTool } from './tool.js';
 
@@ -45,12 +51,8 @@ const WalletChallengeSchema = z.object({
 type WalletChallenge = z.infer<typeof WalletChallengeSchema>;
 
 async function walletChallenge(ctx: AppContext, address: string): Promise<WalletChallenge> {
-  const challenge = await issueChallenge(ctx, { address: address as Address, purpose: 'wallet_ownership' });
   return {
-    address: challenge.address,
-    nonce: challenge.nonce,
-    message: challenge.message,
-    expires_at: challenge.expiresAt.toISOString(),
+    ...(await walletChallengeOffer(ctx, address as Address)),
     argument: 'wallet_signature',
     how:
       'Sign `message` verbatim with EIP-191 personal_sign (viem: account.signMessage({ message })) using this address, ' +
@@ -59,20 +61,26 @@ async function walletChallenge(ctx: AppContext, address: string): Promise<Wallet
   };
 }
 
-/** A tool that needs a wallet signature was called without one: `invalid_signature` carrying a challenge. */
+/**
+ * A tool that needs a wallet signature was called without one: `invalid_signature` carrying a
+ * challenge, and `sale`'s words and details when the tool asked for a version.
+ */
 async function signatureNeeded(
   ctx: AppContext,
   tool: string,
   address: string | undefined,
+  sale?: VersionSale,
 ): Promise<AppError> {
+  const told = sale ? ` ${sale.sentence}` : '';
   if (!address) {
     return new AppError('invalid_signature', {
-      message: `${tool} needs wallet_signature (a signed wallet_ownership challenge). Call ${tool} again with \`address\` (your wallet address) and no wallet_signature to be given a challenge to sign.`,
+      message: `${tool} needs wallet_signature (a signed wallet_ownership challenge). Call ${tool} again with \`address\` (your wallet address) and no wallet_signature to be given a challenge to sign.${told}`,
+      details: sale?.details,
     });
   }
   return new AppError('invalid_signature', {
-    message: `${tool} needs wallet_signature: sign details.wallet_challenge.message with ${address} and call ${tool} again with wallet_signature (details.wallet_challenge.how says how to encode it)`,
-    details: { wallet_challenge: await walletChallenge(ctx, address) },
+    message: `${tool} needs wallet_signature: sign details.wallet_challenge.message with ${address} and call ${tool} again with wallet_signature (details.wallet_challenge.how says how to encode it).${told}`,
+    details: { ...sale?.details, wallet_challenge: await walletChallenge(ctx, address) },
   });
 }
 
@@ -122,7 +130,7 @@ const howToBuy = defineTool(
             'Call purchase without payment_signature: it returns the x402 payment-required body (a paywall, not an error).',
             "Sign accepts[0] as an EIP-3009 TransferWithAuthorization (the official x402 client's exact EVM scheme does it) and base64 the payment payload.",
             'Call purchase again with payment_signature and quote_id (extra.quote_id): the grant carries download_url, valid 5 minutes.',
-            "Check the zip against artifact_sha256, then verify it against the grant's attestation_url (a signed in-toto statement) with the keys at /.well-known/repo402-keys.json, using the curl, jq and openssl steps of /docs/buying (section 4) or repo402 verify <zip> <attestation> --key <keys>.",
+            "Check the zip against artifact_sha256, then verify it against the grant's attestation_url (a signed in-toto statement) with the keys at /.well-known/repo402-keys.json, using the curl, jq and openssl steps of /docs/buying (section 4) or repo402 verify <zip> <attestation> --expect <owner>/<slug>@<version> --key <keys>.",
             'Later, fetch_release with a wallet_signature re-fetches any version you own, free.',
           ]
         : [
@@ -261,7 +269,10 @@ const fetchRelease = defineTool(
     annotations: { readOnlyHint: false, openWorldHint: false },
   },
   async (ctx, { owner, slug, version, wallet_signature, address }, caller) => {
-    if (wallet_signature === undefined) throw await signatureNeeded(ctx, 'fetch_release', address);
+    if (wallet_signature === undefined) {
+      const sale = await versionSaleOf(ctx, { owner, slug, version });
+      throw await signatureNeeded(ctx, 'fetch_release', address, sale);
+    }
     return fetchOwnedVersion(ctx, {
       owner,
       slug,

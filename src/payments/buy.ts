@@ -141,12 +141,21 @@ export async function paymentRequired(
   const id = signQuote(ctx.appSecret, { ...offer, expiresAt });
   const update =
     offer.kind === 'update'
-      ? await updateOffer(ctx.database.db, offer.listingId, offer.fromVersion!, offer.version)
+      ? await updateOffer(
+          ctx.database.db,
+          { id: offer.listingId, ...offer },
+          offer.fromVersion!,
+          offer.version,
+        )
       : undefined;
   return paymentRequiredBody(ctx.config.baseUrl, rail, offer, { id, expiresAt }, update, source);
 }
 
-/** A price of zero: granted at once; a known wallet gets the version recorded as held. */
+/**
+ * A price of zero: granted at once; a known wallet gets the version recorded as held, that version
+ * only. "Updates included" (an update price of `0`) is what a buyer pays for: a free claim is not
+ * stamped `all_versions`, so the versions after it follow the update price in force.
+ */
 async function freeGrant(
   ctx: AppContext,
   release: GrantableRelease,
@@ -165,7 +174,7 @@ async function freeGrant(
         kind: offer.kind,
         fromVersion: offer.fromVersion,
         amountMicro: 0n,
-        allVersions: offer.updatePriceMicro === 0n,
+        allVersions: false,
         source,
         createdAt: now,
       });

@@ -1,15 +1,17 @@
 import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
+import { ListingIdParamsSchema } from '../listings/schemas.js';
 import type { ErrorCode } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { routeOptions } from '../platform/route-options.js';
-import { creatorLedger, listPayouts, listSales, salesPerDay } from './sales.js';
+import { creatorLedger, listingHolders, listPayouts, listSales, salesPerDay } from './sales.js';
 import {
   CreatorPageQuerySchema,
   DailySalesQuerySchema,
   DailySalesSchema,
   LedgerSchema,
+  ListingHoldersSchema,
   PayoutsPageSchema,
   SalesPageSchema,
   SalesQuerySchema,
@@ -146,6 +148,25 @@ export function creatorPaymentRoutes(ctx: AppContext) {
             finished_at: at(payout.finishedAt),
           })),
           next_cursor: page.nextCursor,
+        };
+      },
+    );
+
+    app.get(
+      '/listings/:id/holders',
+      route({
+        guard: read,
+        summary:
+          "How many wallets hold a version of the caller's listing, and how many of them receive every later version free (bought while updates were included)",
+        params: ListingIdParamsSchema,
+        response: { 200: ListingHoldersSchema, ...errors('not_found') },
+      }),
+      async (request) => {
+        const counts = await listingHolders(ctx.database.db, creatorOf(request).id, request.params.id);
+        return {
+          listing_id: counts.listingId,
+          holders: counts.holders,
+          updates_included: counts.updatesIncluded,
         };
       },
     );

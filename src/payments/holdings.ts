@@ -1,5 +1,5 @@
 import type { Database } from '../db/connect.js';
-import { compareVersions } from '../releases/versions.js';
+import { compareVersions } from '../platform/versions.js';
 import { readHolding } from './store.js';
 
 /** What a wallet holds of one listing: versions it bought, and where `all_versions` purchases start. */

@@ -27,7 +27,9 @@ export interface Offer {
   fromVersion?: string;
   /** Zero is a free purchase, granted without a payment. */
   amountMicro: bigint;
-  /** The update price in force: `0` makes the purchase `all_versions`. */
+  /** The listing's price in force (what a new buyer pays; the releases an update lists show it). */
+  priceMicro: bigint;
+  /** The update price in force: `0` makes a paid purchase `all_versions` (never a free claim). */
   updatePriceMicro: bigint;
 }
 
@@ -56,6 +58,7 @@ export function offerFor(listing: PricedListing, version: string, holding?: Hold
     owner: listing.owner,
     slug: listing.slug,
     version,
+    priceMicro: listing.priceMicro,
     updatePriceMicro: listing.updatePriceMicro,
     ...(fromVersion
       ? { kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }

@@ -1,4 +1,6 @@
 import type { PaymentRequirements } from '@x402/core/types';
+import { SKILL_PATH } from '../platform/discovery-links.js';
+import { VERSIONS_SOLD } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { formatUsd } from '../platform/usd.js';
 import type { UpdateChanges } from '../releases/service.js';
@@ -69,35 +71,42 @@ export function requirementsFor(rail: PaymentRail, offer: Offer): PaymentRequire
   };
 }
 
-/** Discovery metadata (x402 bazaar) that clients echo back in the payment payload. */
-export const BAZAAR = {
-  info: {
-    input: { type: 'http', method: 'GET' },
-    output: {
-      type: 'json',
-      example: {
-        download_url: 'https://repo402.example/api/download/<token>',
-        expires_at: '2026-01-01T00:05:00.000Z',
-        version: '1.0.0',
-        artifact_sha256: '<64 hex>',
-        size_bytes: 12345,
-        kind: 'new',
+/**
+ * Discovery metadata (x402 bazaar) that clients echo back in the payment payload: the grant its
+ * offer would give, with the version and kind on sale.
+ */
+export function bazaarFor(offer: Pick<Offer, 'version' | 'kind'>) {
+  return {
+    info: {
+      input: { type: 'http', method: 'GET' },
+      output: {
+        type: 'json',
+        example: {
+          download_url: 'https://repo402.example/api/download/<token>',
+          expires_at: '2026-01-01T00:05:00.000Z',
+          version: offer.version,
+          artifact_sha256: '<64 hex>',
+          size_bytes: 12345,
+          kind: offer.kind,
+        },
       },
     },
-  },
-  schema: {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    type: 'object',
-    properties: {
-      input: {
-        type: 'object',
-        properties: { type: { type: 'string', const: 'http' }, method: { type: 'string', enum: ['GET'] } },
-        required: ['type', 'method'],
-      },
-      output: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] },
+    schema: BAZAAR_SCHEMA,
+  };
+}
+
+const BAZAAR_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties: {
+    input: {
+      type: 'object',
+      properties: { type: { type: 'string', const: 'http' }, method: { type: 'string', enum: ['GET'] } },
+      required: ['type', 'method'],
     },
-    required: ['input'],
+    output: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] },
   },
+  required: ['input'],
 };
 
 /** `accepts[0]` of the 402 (and of the discovery document): the requirement with its v1 aliases. */
@@ -130,7 +139,7 @@ export function spendLimitSentence(amountMicro: bigint): string {
 
 /** `extra.instructions`: how to pay, in the terms of the transport that carried the 402. */
 function instructionsFor(baseUrl: string, via: 'http' | 'mcp', amountMicro: bigint): string {
-  const guide = `${spendLimitSentence(amountMicro)} Guide: ${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`;
+  const guide = `${spendLimitSentence(amountMicro)} ${VERSIONS_SOLD} Guide: ${baseUrl}${SKILL_PATH}`;
   if (via === 'mcp') {
     return (
       'This result is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
@@ -177,7 +186,7 @@ export function paymentRequiredBody(
       manifest_url: `${baseUrl}/api/label/${name}`,
       scan_badge_url: `${baseUrl}/${name}#scan`,
       listing_url: `${baseUrl}/${name}`,
-      skill_url: `${baseUrl}/.well-known/agent-skills/buy-a-repo/SKILL.md`,
+      skill_url: `${baseUrl}${SKILL_PATH}`,
       mcp_url: `${baseUrl}/api/mcp`,
       instructions: instructionsFor(baseUrl, via, offer.amountMicro),
       update_price_micro: formatMicroUsdc(offer.updatePriceMicro),
@@ -186,7 +195,7 @@ export function paymentRequiredBody(
     },
     // x402 v2 clients echo `extensions` in the payment payload, so the quote comes back with an
     // unmodified client even when it cannot send X-Quote-Id.
-    extensions: { bazaar: BAZAAR, quote: { quote_id: quote.id } },
+    extensions: { bazaar: bazaarFor(offer), quote: { quote_id: quote.id } },
   };
 }
 

@@ -14,7 +14,7 @@ export interface Quote {
   kind: 'new' | 'update';
   fromVersion?: string;
   amountMicro: bigint;
-  /** The update price in force when quoted: `0` makes the purchase `all_versions`. */
+  /** The update price in force when quoted: `0` makes the (paid) purchase `all_versions`. */
   updatePriceMicro: bigint;
   expiresAt: Date;
 }

@@ -1,6 +1,7 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { withWalletChallenge } from '../identity/wallet-signature.js';
 import { requestCountry } from '../platform/compliance.js';
 import { ErrorSchema, errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
 import { sendJsonText, sendPrebuilt } from '../platform/prebuilt.js';
@@ -15,6 +16,7 @@ import {
   PaymentRequiredSchema,
   VersionParams,
   VersionStatusSchema,
+  WalletAddressQuery,
   WalletHeaders,
 } from './schemas.js';
 import {
@@ -37,6 +39,16 @@ export function paymentRoutes(ctx: AppContext) {
     const limited = rateLimitConfig(ctx.config, 'public');
     const countryOf = (headers: Parameters<typeof requestCountry>[1]) =>
       requestCountry(ctx.config.compliance, headers);
+    /** A wallet's refusal, with a fresh challenge for the wallet the request names (`withWalletChallenge`). */
+    const challenged =
+      (request: { headers: { 'x-wallet-signature'?: string }; query: { address?: string | string[] } }) =>
+      async (error: unknown): Promise<never> => {
+        const { address } = request.query;
+        throw await withWalletChallenge(ctx, error, {
+          header: request.headers['x-wallet-signature'],
+          address: typeof address === 'string' ? address : undefined,
+        });
+      };
 
     app.get(
       '/r/:owner/:slug',
@@ -47,6 +59,7 @@ export function paymentRoutes(ctx: AppContext) {
           summary: 'Buy or fetch the latest release: 402 with the price, then pay with PAYMENT-SIGNATURE',
           params: OwnerSlugParams,
           headers: BuyHeaders,
+          querystring: WalletAddressQuery,
           security: [{}, { paymentSignature: [] }, { walletSignature: [] }],
           response: {
             200: GrantSchema,
@@ -80,7 +93,7 @@ export function paymentRoutes(ctx: AppContext) {
           walletSignature: request.headers['x-wallet-signature'],
           source: 'http',
           country: countryOf(request.headers),
-        });
+        }).catch(challenged(request));
         reply.header('cache-control', 'no-store');
         if (result.status === 'payment_required') {
           // Serialised once by the service (and, for anonymous callers, shared for up to a second).
@@ -104,6 +117,7 @@ export function paymentRoutes(ctx: AppContext) {
           summary: 'Re-fetch a version the signing wallet owns, free; works after the listing is retired',
           params: OwnerSlugParams.extend(VersionParams.shape),
           headers: WalletHeaders,
+          querystring: WalletAddressQuery,
           security: [{ walletSignature: [] }],
           response: {
             200: GrantSchema,
@@ -124,7 +138,7 @@ export function paymentRoutes(ctx: AppContext) {
           version: request.params.version,
           walletSignature: request.headers['x-wallet-signature'],
           country: countryOf(request.headers),
-        });
+        }).catch(challenged(request));
         reply.header('cache-control', 'no-store');
         return grant;
       },
@@ -140,7 +154,7 @@ export function paymentRoutes(ctx: AppContext) {
             'Latest version and prices; with X-Wallet-Signature also owned, entitled and price_kind (never from ?address=)',
           params: OwnerSlugParams,
           headers: WalletHeaders,
-          querystring: z.looseObject({}),
+          querystring: WalletAddressQuery,
           security: [{}, { walletSignature: [] }],
           response: {
             200: VersionStatusSchema,
@@ -162,7 +176,7 @@ export function paymentRoutes(ctx: AppContext) {
           owner: request.params.owner,
           slug: request.params.slug,
           walletSignature,
-        });
+        }).catch(challenged(request));
       },
     );
 
@@ -185,8 +199,9 @@ export function paymentRoutes(ctx: AppContext) {
       async (request, reply) => {
         const page = await listEntitlements(ctx, {
           walletSignature: request.headers['x-wallet-signature'],
-          ...request.query,
-        });
+          cursor: request.query.cursor,
+          limit: request.query.limit,
+        }).catch(challenged(request));
         reply.header('cache-control', 'private, no-store');
         return page;
       },

@@ -4,7 +4,15 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { listingNamesById, ownedListing } from '../listings/service.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
-import { creatorBalances, dailySales, ledgerPage, type PagePosition, salesPage, sweepPage } from './store.js';
+import {
+  creatorBalances,
+  dailySales,
+  holderCounts,
+  ledgerPage,
+  type PagePosition,
+  salesPage,
+  sweepPage,
+} from './store.js';
 
 /**
  * What a creator reads of its money (the web app's sales and payout pages): its sales, sales per
@@ -115,4 +123,10 @@ export async function listPayouts(ctx: AppContext, creatorId: string, options: P
     })),
     nextCursor,
   };
+}
+
+/** Who holds the caller's listing: every wallet with a version, and those whose updates are included. */
+export async function listingHolders(db: Db, creatorId: string, listingId: string) {
+  const listing = await ownedListing(db, creatorId, listingId);
+  return { listingId: listing.id, ...(await holderCounts(db, listing.id)) };
 }

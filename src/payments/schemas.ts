@@ -63,9 +63,28 @@ export const WalletHeaders = z.looseObject({ 'x-wallet-signature': z.string().op
 
 export const VersionParams = z.object({ version: z.string().meta({ description: 'X.Y.Z' }) });
 
+/**
+ * `?address=` on a wallet route: the wallet the request is for. It reveals nothing: a refusal
+ * (`401 invalid_signature`, `403 not_entitled`) then carries a fresh challenge for that wallet in
+ * `details.wallet_challenge`, so the signed retry needs no request for a challenge first. The
+ * address inside an `X-Wallet-Signature` does the same.
+ */
+const WalletAddressParam = z
+  // Any value is taken (a wallet route never refuses a request for its query), but only one
+  // address names a wallet.
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .meta({
+    description:
+      'Your wallet address (0x and 40 hex digits): a refusal then carries a fresh wallet_ownership challenge for it (details.wallet_challenge). Never reveals what the wallet owns; anything else names no wallet',
+  });
+
+export const WalletAddressQuery = z.looseObject({ address: WalletAddressParam });
+
 export const EntitlementsQuery = z.object({
   cursor: z.string().max(512).optional(),
   limit: z.coerce.number().int().min(1).max(100).optional(),
+  address: WalletAddressParam,
 });
 
 /** Any string: a token that is not one of ours is an unknown download (`404`), as a name that cannot exist is. */
@@ -269,3 +288,14 @@ export const PayoutSchema = z
 export const PayoutsPageSchema = z
   .object({ payouts: z.array(PayoutSchema), next_cursor: z.string().nullable() })
   .meta({ id: 'PayoutsPage' });
+
+export const ListingHoldersSchema = z
+  .object({
+    listing_id: z.uuid(),
+    holders: z.number().int().meta({ description: 'Wallets that hold a version of the listing' }),
+    updates_included: z.number().int().meta({
+      description:
+        'Of those, wallets that bought while the update price was 0: they receive every later version free, whatever the update price is set to',
+    }),
+  })
+  .meta({ id: 'ListingHolders' });

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { Address } from 'viem';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
@@ -6,7 +7,7 @@ import { listingById, listingNamesById } from '../listings/service.js';
 import { listingCacheSlot } from '../platform/caches.js';
 import { assertCountryAllowed } from '../platform/compliance.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, isAppError, sentences, VERSIONS_SOLD } from '../platform/errors.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
 import { flaggedVersions } from '../releases/advisory-flags.js';
@@ -28,7 +29,12 @@ import { entitlementPage } from './store.js';
  */
 export { type BuyRequest, type BuyResult, buyLatest } from './buy.js';
 
-/** GET /api/r/{owner}/{slug}/v/{version}: a fresh grant for a version the wallet holds, retired or not. */
+/**
+ * GET /api/r/{owner}/{slug}/v/{version}: a fresh grant for a version the wallet holds, retired or
+ * not. A refusal (no or a bad signature, a version not owned) says whether the version is sold and
+ * where the version on sale is, so a buyer asking for an older one learns at once that it cannot be
+ * bought.
+ */
 export async function fetchOwnedVersion(
   ctx: AppContext,
   request: {
@@ -42,17 +48,75 @@ export async function fetchOwnedVersion(
   },
 ): Promise<Grant> {
   assertCountryAllowed(ctx.config.compliance, request.country);
-  const wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
-  const listing = await findListingForSale(ctx.database.db, request.owner, request.slug);
-  const release = listing && (await publishedRelease(ctx.database.db, listing.id, request.version));
-  if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
+  const { listing, release } = await ownedVersionTarget(ctx, request);
+  const sale = () => versionSale(ctx, listing, release.version);
+  let wallet: Address;
+  try {
+    wallet = await verifyWalletSignatureHeader(ctx, request.walletSignature);
+  } catch (error) {
+    throw isAppError(error) ? toldOfSale(error, await sale()) : error;
+  }
   const holding = await holdingOf(ctx.database, wallet, listing.id);
   if (!isEntitled(holding, release.version)) {
-    throw new AppError('not_entitled', {
+    const refusal = new AppError('not_entitled', {
       message: `The wallet ${wallet} does not own ${listing.owner}/${listing.slug} ${release.version}`,
     });
+    throw toldOfSale(refusal, await sale());
   }
   return grantFor(ctx, release, { kind: 'owned' });
+}
+
+async function ownedVersionTarget(ctx: AppContext, named: { owner: string; slug: string; version: string }) {
+  const listing = await findListingForSale(ctx.database.db, named.owner, named.slug);
+  const release = listing && (await publishedRelease(ctx.database.db, listing.id, named.version));
+  if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
+  return { listing, release };
+}
+
+/** Whether a version is the one on sale, and where that is, in words and as `details`. */
+export interface VersionSale {
+  sentence: string;
+  details: { version: string; for_sale: boolean; version_on_sale?: string; resource_url?: string };
+}
+
+/** `versionSale` for a listing and version named by a caller (MCP's `fetch_release`); `404` as the route. */
+export async function versionSaleOf(
+  ctx: AppContext,
+  named: { owner: string; slug: string; version: string },
+): Promise<VersionSale> {
+  const { listing, release } = await ownedVersionTarget(ctx, named);
+  return versionSale(ctx, listing, release.version);
+}
+
+async function versionSale(
+  ctx: AppContext,
+  listing: { owner: string; slug: string; status: string },
+  version: string,
+): Promise<VersionSale> {
+  const head = listing.status === 'published' ? await cachedSaleHead(ctx, listing.owner, listing.slug) : null;
+  const onSale = head?.release.version;
+  if (!onSale) {
+    return {
+      sentence: `${listing.owner}/${listing.slug} is not sold now; a wallet re-fetches any version it owns, free, forever.`,
+      details: { version, for_sale: false },
+    };
+  }
+  const url = resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug);
+  return {
+    sentence:
+      onSale === version
+        ? `${version} is the version on sale: GET ${url} quotes its price.`
+        : `${version} is not for sale. ${VERSIONS_SOLD} The version on sale is ${onSale}: GET ${url} quotes its price.`,
+    details: { version, for_sale: onSale === version, version_on_sale: onSale, resource_url: url },
+  };
+}
+
+function toldOfSale(error: AppError, sale: VersionSale): AppError {
+  return new AppError(error.code, {
+    message: sentences(error.message, sale.sentence),
+    details: { ...error.details, ...sale.details },
+    headers: error.headers,
+  });
 }
 
 /**
@@ -73,7 +137,7 @@ export async function versionStatus(
   const offer = offerFor(listing, release.version, holding);
   const update =
     offer.kind === 'update'
-      ? await updateOffer(ctx.database.db, listing.id, offer.fromVersion!, offer.version)
+      ? await updateOffer(ctx.database.db, listing, offer.fromVersion!, offer.version)
       : undefined;
   return {
     ...status,

@@ -683,3 +683,22 @@ export async function sweepPage(db: Db, creatorId: string, options: { after?: Pa
     .orderBy(desc(payoutSweeps.createdAt), desc(payoutSweeps.id))
     .limit(options.limit);
 }
+
+/**
+ * How many wallets hold a version of the listing, and how many of them bought while updates were
+ * included (`all_versions`): those receive every later version free, whatever the update price.
+ */
+export async function holderCounts(
+  db: Db,
+  listingId: string,
+): Promise<{ holders: number; updatesIncluded: number }> {
+  // Every entitlement is written with its purchase, so the purchases name every holder.
+  const [row] = await db
+    .select({
+      holders: sql<number>`count(distinct ${purchases.wallet})::int`,
+      updatesIncluded: sql<number>`(count(distinct ${purchases.wallet}) filter (where ${purchases.allVersions}))::int`,
+    })
+    .from(purchases)
+    .where(eq(purchases.listingId, listingId));
+  return { holders: row?.holders ?? 0, updatesIncluded: row?.updatesIncluded ?? 0 };
+}

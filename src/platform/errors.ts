@@ -12,6 +12,13 @@ export interface ErrorSpec {
   action: string;
 }
 
+/**
+ * What repo402 sells of a listing, in the one sentence every buyer-facing text uses (SKILL.md, the
+ * buying guide, the 402's instructions, the `not_entitled` advice and the error reference).
+ */
+export const VERSIONS_SOLD =
+  'Only the newest release whose scan passed is sold; a wallet re-fetches any version it owns, free, forever; an older version cannot be bought.';
+
 export const ERRORS = {
   insufficient_balance: {
     status: 402,
@@ -101,7 +108,7 @@ export const ERRORS = {
     status: 403,
     group: 'Listing',
     meaning: 'Wallet does not own that version',
-    action: 'Fetch the resource to be quoted a price',
+    action: `${VERSIONS_SOLD} Sign with the wallet that owns the version, or buy the version on sale: \`GET /api/r/{owner}/{slug}\` quotes its price`,
   },
   derivative_of: {
     status: 409,
@@ -266,6 +273,11 @@ export class AppError extends Error {
   static invalid(issues: Issue[], message = 'The request did not validate'): AppError {
     return new AppError('invalid_request', { message, details: { issues } });
   }
+}
+
+/** Message parts joined as sentences: a part that does not end a sentence gets its full stop. */
+export function sentences(...parts: string[]): string {
+  return parts.map((part) => (/[.!?]$/.test(part) ? part : `${part}.`)).join(' ');
 }
 
 export function isAppError(error: unknown): error is AppError {

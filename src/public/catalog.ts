@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
+import {
+  API_CATALOG_LINK,
+  API_CATALOG_PATH,
+  SKILL_PATH,
+  X402_DISCOVERY_PATH,
+} from '../platform/discovery-links.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 
-export const API_CATALOG_PATH = '/.well-known/api-catalog';
-export const API_CATALOG_LINK = `<${API_CATALOG_PATH}>; rel="api-catalog"`;
 const LINKSET_TYPE = 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';
 
 const Link = z.object({ href: z.string(), type: z.string() });
@@ -18,6 +22,7 @@ const LinksetSchema = z
         'service-desc': Links,
         'service-doc': Links,
         'service-meta': Links,
+        describedby: Links,
         'terms-of-service': Links,
         status: Links,
       }),
@@ -25,16 +30,25 @@ const LinksetSchema = z
   })
   .meta({ id: 'ApiCatalog' });
 
-/** RFC 9727 API catalog: the HTTP API and the MCP server, each with its description, docs, terms, attestation keys and status. */
+/**
+ * RFC 9727 API catalog: the HTTP API and the MCP server, each with its description, docs (the
+ * buying skill and guide among them), terms, attestation keys, the x402 resources on sale and status.
+ */
 export function apiCatalog(baseUrl: string): z.infer<typeof LinksetSchema> {
   const links = {
     'service-desc': [{ href: `${baseUrl}/api/openapi.json`, type: 'application/openapi+json' }],
-    'service-doc': [{ href: `${baseUrl}/docs`, type: 'text/html' }],
+    'service-doc': [
+      { href: `${baseUrl}${SKILL_PATH}`, type: 'text/markdown' },
+      { href: `${baseUrl}/docs/buying.md`, type: 'text/markdown' },
+      { href: `${baseUrl}/docs`, type: 'text/html' },
+    ],
     'service-meta': [
       { href: `${baseUrl}/api/terms`, type: 'application/json' },
       // The public keys that verify release attestations (docs/ATTESTATIONS.md).
       { href: `${baseUrl}${KEYS_PATH}`, type: 'application/json' },
     ],
+    // Every resource on sale, with its price (x402 discovery).
+    describedby: [{ href: `${baseUrl}${X402_DISCOVERY_PATH}`, type: 'application/json' }],
     'terms-of-service': [{ href: `${baseUrl}/api/terms`, type: 'application/json' }],
     status: [{ href: `${baseUrl}/api/health`, type: 'application/json' }],
   };
@@ -53,7 +67,8 @@ export function registerCatalogRoute(app: App, ctx: AppContext): void {
     {
       schema: {
         tags: ['public'],
-        summary: 'RFC 9727 API catalog naming the API description, docs, terms and status',
+        summary:
+          'RFC 9727 API catalog naming the API description, docs, the buying skill, the x402 resources, terms and status',
         response: {
           200: { description: 'Linkset', content: { 'application/linkset+json': { schema: LinksetSchema } } },
           ...errorResponses(),

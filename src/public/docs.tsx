@@ -1,11 +1,13 @@
 import { readFile } from 'node:fs/promises';
+import type { FastifyReply } from 'fastify';
 import MarkdownIt from 'markdown-it';
+import Negotiator from 'negotiator';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
 import { sshHost } from '../listings/ssh-host.js';
+import { SITE_LINKS } from '../platform/discovery-links.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
 import { Markdown, pageHeaders, renderPage } from '../platform/page.js';
-import { API_CATALOG_LINK } from './catalog.js';
 import { buyingGuide, sellingGuide } from './guides.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: true });
@@ -21,6 +23,8 @@ export interface DocPage {
   summary: string;
   /** The page for this server: its base URL, and for the selling guide its SSH host and host keys. */
   render(ctx: AppContext): string | Promise<string>;
+  /** The same text as markdown, for agents: served at `<path>.md` and to `Accept: text/markdown`. */
+  markdown?(ctx: AppContext): string | Promise<string>;
 }
 
 const GROUPS: ErrorGroup[] = ['Payment', 'Listing', 'Identity', 'Limits', 'General'];
@@ -29,6 +33,24 @@ export const errorsPage: DocPage = {
   path: '/docs/errors',
   title: 'Error reference',
   summary: 'Every error code, its HTTP status, what it means and what to do.',
+  markdown: ({ config: { baseUrl } }) =>
+    [
+      '# Error reference',
+      '',
+      `Every failure on every route has the body \`{code, message, docs_url, details?}\` (\`docs_url\` is ${baseUrl}/docs/errors#<code>). Match on \`code\`; the message may become more specific over time. There are ${ERROR_CODES.length} codes.`,
+      ...GROUPS.flatMap((group) => [
+        '',
+        `## ${group}`,
+        '',
+        '| code | status | meaning | what to do |',
+        '| --- | --- | --- | --- |',
+        ...ERROR_CODES.filter((code) => ERRORS[code].group === group).map(
+          (code) =>
+            `| \`${code}\` | ${ERRORS[code].status} | ${ERRORS[code].meaning} | ${ERRORS[code].action} |`,
+        ),
+      ]),
+      '',
+    ].join('\n'),
   render: ({ config: { baseUrl } }) =>
     renderPage({
       title: 'Error reference',
@@ -120,6 +142,7 @@ function guidePage(
     path,
     title,
     summary,
+    markdown: source,
     render: async (ctx) =>
       renderPage({
         title,
@@ -185,35 +208,62 @@ function docsIndex(baseUrl: string, pages: DocPage[]): string {
   });
 }
 
-/**
- * Serves /docs and the given pages; each domain contributes its pages through app.ts. A page is
- * rendered on its first request and kept: the selling guide reads the SSH host keys (creating them
- * in a fresh DATA_DIR), which a start need not wait for.
- */
 /** The guides are static text: no form, no image from elsewhere. */
 const DOC_HEADERS = pageHeaders();
 
+/**
+ * Serves /docs and the given pages, and each page that has one as markdown at `<path>.md` and to a
+ * client that prefers `text/markdown`. A page is rendered on its first request and kept: the
+ * selling guide reads the SSH host keys (creating them in a fresh DATA_DIR), which a start need
+ * not wait for.
+ */
 export function registerDocsRoutes(app: App, ctx: AppContext, pages: DocPage[]): void {
-  const sources: Array<[string, () => string | Promise<string>]> = [
-    ['/docs', () => docsIndex(ctx.config.baseUrl, pages)],
-    ...pages.map((page): [string, () => string | Promise<string>] => [page.path, () => page.render(ctx)]),
+  const sources: Array<[string, Rendering, Rendering | undefined]> = [
+    ['/docs', rendering(() => docsIndex(ctx.config.baseUrl, pages)), undefined],
+    ...pages.map((page): [string, Rendering, Rendering | undefined] => [
+      page.path,
+      rendering(() => page.render(ctx)),
+      page.markdown && rendering(() => page.markdown!(ctx)),
+    ]),
   ];
-  for (const [path, render] of sources) {
-    let html: Promise<string> | undefined;
-    const rendered = () =>
-      (html ??= Promise.resolve()
-        .then(render)
-        .catch((error: unknown) => {
-          html = undefined;
-          throw error;
-        }));
-    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+  for (const [path, html, markdown] of sources) {
+    const sendMarkdown = async (reply: FastifyReply) =>
       reply
-        .header('link', API_CATALOG_LINK)
+        .header('link', SITE_LINKS)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'public, max-age=300')
+        .type('text/markdown; charset=utf-8')
+        .send(await markdown!());
+    app.get(path, { schema: { hide: true } }, async (request, reply) => {
+      if (markdown) {
+        reply.header('vary', 'Accept');
+        if (new Negotiator(request.raw).mediaType(PAGE_TYPES) === 'text/markdown') return sendMarkdown(reply);
+      }
+      return reply
+        .header('link', SITE_LINKS)
         .headers(DOC_HEADERS)
         .header('cache-control', 'public, max-age=300')
         .type('text/html; charset=utf-8')
-        .send(await rendered()),
-    );
+        .send(await html());
+    });
+    if (markdown)
+      app.get(`${path}.md`, { schema: { hide: true } }, async (_request, reply) => sendMarkdown(reply));
   }
+}
+
+/** What a guide can be served as, the first preferred when the client does not say. */
+const PAGE_TYPES = ['text/html', 'text/markdown'];
+
+type Rendering = () => Promise<string>;
+
+/** A page rendered on its first request and kept; a failed render is tried again next time. */
+function rendering(render: () => string | Promise<string>): Rendering {
+  let text: Promise<string> | undefined;
+  return () =>
+    (text ??= Promise.resolve()
+      .then(render)
+      .catch((error: unknown) => {
+        text = undefined;
+        throw error;
+      }));
 }

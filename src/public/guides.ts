@@ -1,7 +1,8 @@
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { SshHost } from '../listings/ssh-host.js';
+import { VERSIONS_SOLD } from '../platform/errors.js';
 import { formatUsd } from '../platform/usd.js';
-import { RELEASE_TAG_FORM } from '../releases/versions.js';
+import { RELEASE_TAG_FORM } from '../platform/versions.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
 import { buyingSnippet, devnetSection } from './skill.js';
 
@@ -15,7 +16,7 @@ export function buyingGuide(baseUrl: string, devnet: boolean): string {
 
 A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Base (network
 \`eip155:8453\`) over HTTP 402 (x402 version 2, scheme \`exact\`). You pay once per listing; the
-versions you own stay downloadable forever, even after the listing is retired. Amounts are
+versions you own stay downloadable forever, even after the listing is retired. ${VERSIONS_SOLD} Amounts are
 micro-USDC as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
 There are three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, and the agent skill at
@@ -97,24 +98,31 @@ the service's Ed25519 key, naming the zip's SHA-256 and the listing, version, ta
 was cut from, the scan verdict with its counts, the scanner and analyzer versions, the advisory data
 used, the licence and what changed since the previous release. It proves what you bought without
 trusting the download URL or the connection. Keep the zip as \`<slug>-<version>.zip\` (the program
-above holds it in \`zip\`: add \`fs.writeFileSync('<slug>-' + grant.version + '.zip', zip)\`) and note the
-grant's \`attestation_url\`. Save the public keys once, from
+above holds it in \`zip\`: add \`fs.writeFileSync('<slug>-' + grant.version + '.zip', zip)\`), note the
+grant's \`attestation_url\`, and name what you bought, \`<owner>/<slug>@<version>\` (the grant's \`version\`):
+the check includes that the attestation is about that listing and version, so a genuine attestation of
+another listing or version does not pass for it. Save the public keys once, from
 [${KEYS_PATH}](${KEYS_PATH}); then, with no server involved, with repo402's command-line tool (it
 comes with repo402's source: in a checkout, \`npm ci\`, then \`node dist/cli.js verify …\` is
 \`repo402 verify …\`):
 
 \`\`\`sh
-repo402 verify <slug>-<version>.zip attestation.json --key keys.json
+repo402 verify <slug>-<version>.zip attestation.json --key keys.json --expect <owner>/<slug>@<version>
 \`\`\`
 
-It prints \`verified …\` with the commit, tree and scan, or \`NOT VERIFIED …\` and exits 1. The same with
-standard tools (\`curl\`, \`jq\`, \`base64\`, \`sha256sum\`, OpenSSL 3; on macOS use \`shasum -a 256\`); three
-lines starting \`OK:\` mean the zip is the one attested, any \`FAILED:\` line means do not use it:
+It prints \`verified …\` naming \`<owner>/<slug>@<version>\`, the commit, tree and scan, or \`NOT VERIFIED …\`
+with the reason and exits 1: the zip is not the attested one, the signature does not verify, the key
+was not valid when the statement was signed (its \`attested_at\` outside the key's \`not_before\` to
+\`not_after\`), or the statement is about another listing or version. \`--expect\` is required. The same
+with standard tools (\`curl\`, \`jq\`, \`base64\`, \`sha256sum\`, OpenSSL 3; on macOS use \`shasum -a 256\`);
+set \`EXPECT\` and \`ZIP\` at the top; five lines starting \`OK:\` mean the zip is the one attested, about
+the listing and version you bought, by a key valid when it signed; any \`FAILED:\` line means do not use it:
 
 \`\`\`sh
+EXPECT=<owner>/<slug>@<version>
+ZIP=<slug>-<version>.zip
 curl -so attestation.json <attestation_url>
 curl -so keys.json ${baseUrl}${KEYS_PATH}
-ZIP=<slug>-<version>.zip
 # 1. The zip is the statement's subject.
 jq -r '.payload' attestation.json | base64 -d > statement.json
 test "$(jq -r '.subject[0].digest.sha256' statement.json)" = "$(sha256sum "$ZIP" | cut -d' ' -f1)" \\
@@ -131,13 +139,24 @@ openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in pae.bin -sigfile sig.bi
 # 3. The key id is the SHA-256 of the raw public key.
 test "$(openssl pkey -pubin -in key.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" = "$KEYID" \\
   && echo "OK: the key id matches" || echo "FAILED: the key is not the one the signature names"
+# 4. The key was valid when it signed: the statement's attested_at lies within the key's window
+#    (all these times are UTC in one form, YYYY-MM-DDTHH:MM:SS.sssZ, so they compare as strings).
+AT=$(jq -r '.predicate.attested_at' statement.json)
+jq -e --arg k "$KEYID" --slurpfile s statement.json '($s[0].predicate.attested_at | strings) as $t
+  | .keys[] | select(.keyid == $k) | .not_before <= $t and (.not_after == null or $t <= .not_after)' \\
+  keys.json > /dev/null \\
+  && echo "OK: the key was valid at $AT" || echo "FAILED: the key was not valid at $AT, when the statement was signed"
+# 5. The statement is about the listing and version you bought.
+GOT=$(jq -r '.predicate | "\\(.listing.owner)/\\(.listing.slug)@\\(.version)"' statement.json)
+test "$GOT" = "$EXPECT" \\
+  && echo "OK: the statement is about $EXPECT" || echo "FAILED: the statement is about $GOT, not $EXPECT; do not use it"
 # What was attested:
-jq '.predicate | {version, tag, commit_sha, tree_sha, scan: .scan.verdict}' statement.json
+jq '.predicate | {listing: .listing.channel, version, tag, commit_sha, tree_sha, scan: .scan.verdict, attested_at}' statement.json
 \`\`\`
 
-Keys are rotated without breaking old attestations: the keys document keeps every key with the window
-it signed in (\`not_before\`, \`not_after\`), and a re-signed attestation gains a signature, never a
-different statement.
+Keys are rotated without breaking old attestations: the keys document keeps every key with its window
+(\`not_before\`, \`not_after\`: the statement times it vouches for, which step 4 checks), and a re-signed
+attestation gains a signature, never a different statement.
 
 ## 5. Fetch again, free
 
@@ -146,12 +165,15 @@ Prove you control the wallet with a signed \`wallet_ownership\` challenge and fe
 \`\`\`sh
 curl "${baseUrl}/api/auth/challenge?address=<your address>&purpose=wallet_ownership"
 # sign the returned message (EIP-191, personal_sign), then:
-WALLET_SIG=$(printf '{"address":"<address>","nonce":"<nonce>","signature":"<signature>"}' | base64 -w0)
+WALLET_SIG=$(printf '{"address":"<address>","nonce":"<nonce>","signature":"<signature>"}' | base64 | tr -d '\\n')
 curl ${baseUrl}/api/r/<owner>/<slug>/v/<version> -H "X-Wallet-Signature: $WALLET_SIG"
 curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: $WALLET_SIG"
 \`\`\`
 
-Each challenge works once. \`GET /api/v/<owner>/<slug>\` with the same header tells whether you own the
+Each challenge works once. A refused request (\`401\`, \`403\`) that names your wallet, by its
+\`X-Wallet-Signature\` or by \`?address=<your address>\`, carries a fresh challenge for it in
+\`details.wallet_challenge\`: sign that one for the retry. Asking for a version you do not own says
+whether it is the one on sale; an older version cannot be bought. \`GET /api/v/<owner>/<slug>\` with the same header tells whether you own the
 latest version and what an upgrade costs; the snippet at \`/api/snippet/<owner>/<slug>\` is a
 paste-ready note telling a downstream agent to check that before each run.
 
@@ -274,12 +296,20 @@ curl -X PATCH ${baseUrl}/api/listings/<id> -H "Authorization: Bearer $KEY" -H 'c
 curl -X POST ${baseUrl}/api/listings/<id>/publish -H "Authorization: Bearer $KEY"
 \`\`\`
 
-\`update_price_micro\` \`"0"\` means every later version is included for existing holders. Price changes
-apply to future purchases only. Publishing needs a description, a trigger hint, a price (zero is a
-free listing) and a passing release; a repository that overlaps another listing's by 90 % or more
-cannot be published. \`POST /api/listings/{id}/licence\` commits an allow-listed LICENSE (MIT,
-Apache-2.0, BSD-3-Clause, MPL-2.0) on top of \`main\`: push your code first, then \`git pull\` before
-your next push.
+\`update_price_micro\` \`"0"\` means updates are included: a buyer who pays while it is \`"0"\` owns
+every later version too. A free claim (a listing priced \`"0"\`) holds the version claimed; its later
+versions follow the update price in force. Price changes apply to future purchases only. Publishing
+needs a description, a trigger hint, a price (zero is a free listing) and a passing release; a
+repository that overlaps another listing's by 90 % or more cannot be published.
+
+A hosted listing without a licence can have repo402 commit an allow-listed LICENSE (\`MIT\`,
+\`Apache-2.0\`, \`BSD-3-Clause\`, \`MPL-2.0\`, named by \`spdx\`) on top of \`main\`; push your code
+first, then \`git pull\` before your next push:
+
+\`\`\`sh
+curl -X POST ${baseUrl}/api/listings/<id>/licence -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
+  -d '{"spdx": "MIT"}'
+\`\`\`
 
 \`DELETE /api/listings/{id}\` retires a listing for good: it is no longer sold, holders keep every
 version they own, the manifest and release log stay up, and the hosted repository is archived.

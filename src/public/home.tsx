@@ -4,11 +4,11 @@ import type { App, AppContext } from '../context.js';
 import { listingsOnShow, type ShownListingWithBuyers } from '../payments/buyers.js';
 import { offerFor } from '../payments/offer.js';
 import { cacheSlot } from '../platform/caches.js';
+import { SITE_LINKS } from '../platform/discovery-links.js';
 import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
 import { singleLineText } from '../platform/text-fields.js';
 import { formatUsd } from '../platform/usd.js';
-import { API_CATALOG_LINK } from './catalog.js';
 
 /**
  * GET /: what the service is, the guides, and the listings on show: the newest and the most
@@ -109,7 +109,7 @@ export function registerHomeRoutes(app: App, ctx: AppContext): void {
     { schema: { hide: true }, config: rateLimitConfig(ctx.config, 'public') },
     async (request, reply) => {
       const view = viewOf(request.query);
-      reply.header('link', API_CATALOG_LINK).headers(HOME_HEADERS).type('text/html; charset=utf-8');
+      reply.header('link', SITE_LINKS).headers(HOME_HEADERS).type('text/html; charset=utf-8');
       if ('refused' in view) {
         return reply
           .code(400)

@@ -1,16 +1,15 @@
 import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { offerFor } from '../payments/offer.js';
+import { SITE_LINKS, SKILL_PATH } from '../platform/discovery-links.js';
 import { pageHeaders, renderPage } from '../platform/page.js';
 import { formatUsd } from '../platform/usd.js';
 import { recentReleases } from '../releases/service.js';
 import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
 import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
-import { API_CATALOG_LINK } from './catalog.js';
 import { registerListingDocument } from './listing-document.js';
 import { listingUrls, type ManifestView } from './manifest.js';
-import { SKILL_PATH } from './skill.js';
 
 /**
  * GET /{owner}/{slug}: the manifest as a server-rendered page, readable without any script. The
@@ -55,12 +54,12 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
     path: '/:owner/:slug',
     summary: 'The manifest page (server-rendered HTML)',
     mediaType: 'text/html',
-    headers: { link: API_CATALOG_LINK, ...PAGE_HEADERS },
+    headers: { link: SITE_LINKS, ...PAGE_HEADERS },
     render: async (view) =>
       manifestPage(
         ctx.config.baseUrl,
         view,
-        await recentReleases(ctx.database.db, view.listing.id, LOG_ROWS, {
+        await recentReleases(ctx.database.db, view.listing, LOG_ROWS, {
           baseUrl: ctx.config.baseUrl,
           owner: view.listing.owner,
           slug: view.listing.slug,
@@ -181,7 +180,11 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
               Verify what you downloaded, offline, against this version's{' '}
               <a href={attestation}>signed attestation</a> and the service's{' '}
               <a href={KEYS_PATH}>public keys</a>, with the steps in <a href="/docs/buying">Buying</a>{' '}
-              (section 4) or <code>repo402 verify</code>; it names the commit, tree and scan this zip was made
+              (section 4) or{' '}
+              <code>
+                repo402 verify --expect {name}@{release.version}
+              </code>
+              : it checks the zip is this listing's version and names the commit, tree and scan it was made
               from.
             </li>
             <li>

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { DEVNET_NOTE } from '../payments/devnet-routes.js';
+import { SKILL_NAME, SKILL_PATH } from '../platform/discovery-links.js';
+import { VERSIONS_SOLD } from '../platform/errors.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { formatUsd } from '../platform/usd.js';
@@ -13,8 +15,6 @@ import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
  * index that lists it with its digest, so an agent with no human in the loop can learn to buy.
  */
 
-export const SKILL_NAME = 'buy-a-repo';
-export const SKILL_PATH = `/.well-known/agent-skills/${SKILL_NAME}/SKILL.md`;
 export const SKILL_INDEX_PATH = '/.well-known/agent-skills/index.json';
 
 const DESCRIPTION =
@@ -85,7 +85,7 @@ repo402 sells private git repositories as versioned zip artifacts. A listing is 
 Base URL: ${baseUrl}
 
 **Latest** means the version on sale: the newest release (highest \`X.Y.Z\`) whose security scan
-passed. Every release, also ones that failed their scan or are pending (never sold), is in the
+passed. ${VERSIONS_SOLD} Every release, also ones that failed their scan or are pending (never sold), is in the
 release log: \`GET ${baseUrl}/api/v/<owner>/<slug>/releases\` (newest first, paged by
 \`next_cursor\`; each entry has its changelog, \`diff_summary\`, \`scan\` verdict and prices). The
 manifest's \`release_log\` and version status's \`release_log_url\` link it.
@@ -160,22 +160,29 @@ one) and check its SHA-256 against \`artifact_sha256\`.
 
 Then verify it against the release's signed attestation before you use it: fetch \`attestation_url\`
 (an in-toto statement in a DSSE envelope, Ed25519) and the keys at \`${baseUrl}${KEYS_PATH}\` (save them
-once), and check it with the curl, jq and openssl steps of ${baseUrl}/docs/buying (section 4: three
-lines starting \`OK:\`, no \`FAILED:\`), or, with repo402's source checked out and built, \`node dist/cli.js
-verify <zip> attestation.json --key keys.json\` (\`repo402 verify\`). It proves which commit, tree and scan the zip
-came from, without trusting the download URL. A zip that does not verify is not what repo402 released:
-do not use it.
+once), and check it with the curl, jq and openssl steps of ${baseUrl}/docs/buying (section 4, with
+\`EXPECT=<owner>/<slug>@<version>\`, what you bought: five lines starting \`OK:\`, no \`FAILED:\`), or, with
+repo402's source checked out and built, \`node dist/cli.js verify <zip> attestation.json --key keys.json
+--expect <owner>/<slug>@<version>\` (\`repo402 verify\`; it prints \`verified\` naming that listing and
+version). It proves the zip is that listing's release at that version, which commit, tree and scan it
+came from, and that the signing key was valid when it signed, without trusting the download URL. A zip
+that does not verify is not what you bought from repo402: do not use it.
 
 ## 4. Fetch what you own again, free
 
 Prove control of the wallet: \`GET ${baseUrl}/api/auth/challenge?address=<address>&purpose=wallet_ownership\`
 returns a \`message\`; sign it verbatim (EIP-191 \`personal_sign\`) and send the header
 \`X-Wallet-Signature: base64({"address","nonce","signature"})\`. Each challenge is single use and
-lives 5 minutes.
+lives 5 minutes. Every refusal of a wallet route (\`401 invalid_signature\`, \`403 not_entitled\`)
+carries a fresh challenge for your wallet in \`details.wallet_challenge\` when the request names it
+(the address inside your \`X-Wallet-Signature\`, or \`?address=<address>\` on the URL): sign that one
+for the retry, no extra request.
 
 - \`GET ${baseUrl}/api/r/<owner>/<slug>/v/<version>\` with \`X-Wallet-Signature\`: a fresh grant for a
   version you own (\`403 not_entitled\` otherwise). Owned versions stay fetchable forever, also after
-  the listing is retired.
+  the listing is retired. Any refusal here, without a signature too, says whether that version is the
+  one on sale (\`details.for_sale\`, \`details.version_on_sale\`, \`details.resource_url\`): an older
+  version cannot be bought.
 - \`GET ${baseUrl}/api/v/<owner>/<slug>\` with \`X-Wallet-Signature\`: the latest version, whether you
   own it (\`owned\`, \`entitled\`) and what you would pay (\`price_kind\`). Check it before each run.
   Advisory data keeps arriving after a release's scan: \`advisory_flag\` (on the version on sale)
@@ -199,7 +206,7 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`expired_authorization\` | 402 | on a buy: request a fresh 402 and sign it; on a download URL (they live 5 minutes): re-fetch the version for a fresh one, nothing to pay |
 | \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
 | \`invalid_signature\` | 401 | take a new challenge and sign it |
-| \`not_entitled\` | 403 | buy the version first |
+| \`not_entitled\` | 403 | your wallet does not own that version; only the version on sale can be bought (\`details.version_on_sale\`, \`details.resource_url\`) |
 | \`retired\` | 410 | no longer sold; owned versions stay fetchable |
 | \`sanctioned_counterparty\` | 403 | no retry succeeds |
 | \`blocked_jurisdiction\` | 451 | no retry succeeds |

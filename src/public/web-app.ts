@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
+import { SITE_LINKS } from '../platform/discovery-links.js';
 import { AppError } from '../platform/errors.js';
 import { STYLESHEET_PATH } from '../platform/page.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
@@ -102,6 +103,7 @@ export function registerWebApp(app: App, ctx: AppContext, dir = WEB_DIR): void {
       .header('cache-control', 'no-cache')
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
+      .header('link', SITE_LINKS)
       .type('text/html; charset=utf-8')
       .send((await loaded()).shell);
   app.get('/app', options, shell);

@@ -3,13 +3,13 @@ import type { App, AppContext } from '../context.js';
 import { listLiveListings } from '../listings/catalog.js';
 import { paymentRail } from '../payments/context.js';
 import { offerFor, pricedListing } from '../payments/offer.js';
-import { acceptedOffer, BAZAAR } from '../payments/payment-required.js';
+import { acceptedOffer, bazaarFor } from '../payments/payment-required.js';
 import { listingCacheSlot } from '../platform/caches.js';
+import { SKILL_PATH, X402_DISCOVERY_PATH } from '../platform/discovery-links.js';
 import { errorResponses } from '../platform/http-schemas.js';
 import { formatMicroUsdc } from '../platform/money.js';
 import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
 import { rateLimitConfig } from '../platform/rate-limit.js';
-import { SKILL_PATH } from './skill.js';
 
 /**
  * `/.well-known/x402`: every resource on sale. No format is ratified, so one document serves the
@@ -58,7 +58,8 @@ async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
     })
     .sort((a, b) => `${a.owner}/${a.slug}`.localeCompare(`${b.owner}/${b.slug}`))
     .map((listing) => {
-      const accepted = acceptedOffer(baseUrl, rail, offerFor(listing, listing.version));
+      const offer = offerFor(listing, listing.version);
+      const accepted = acceptedOffer(baseUrl, rail, offer);
       return {
         resource: accepted.resource,
         type: 'http' as const,
@@ -67,7 +68,7 @@ async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
         lastUpdated: listing.publishedAt.toISOString(),
         description: listing.description || accepted.description,
         mimeType: 'application/zip',
-        extensions: { bazaar: BAZAAR },
+        extensions: { bazaar: bazaarFor(offer) },
         metadata: {
           channel: `${listing.owner}/${listing.slug}`,
           version: listing.version,
@@ -91,7 +92,7 @@ async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
 
 export function registerX402DiscoveryRoute(app: App, ctx: AppContext): void {
   app.get(
-    '/.well-known/x402',
+    X402_DISCOVERY_PATH,
     {
       schema: {
         tags: ['public'],

@@ -13,7 +13,7 @@ import { AppError, isAppError } from '../platform/errors.js';
 import { requestCut } from './cut/claims.js';
 import { cutSource, isSourceRefusal, reachableSource } from './cut/sources.js';
 import { cutVersions, earlierDelivery, recordDelivery, recordTagChange } from './store.js';
-import { versionOfTag } from './versions.js';
+import { versionOfTag } from '../platform/versions.js';
 
 /**
  * GitHub App webhook deliveries. A delivery is believed only when its `X-Hub-Signature-256` is the

@@ -9,13 +9,19 @@ import { shownRelease } from './views.js';
 export function listingReleases(ctx: AppContext): ListingReleases {
   const db = ctx.database.db;
   return {
-    async heads(listingIds) {
-      const heads = await headReleases(db, listingIds);
+    async heads(listings) {
+      const heads = await headReleases(
+        db,
+        listings.map((listing) => listing.id),
+      );
       const ids = [...heads.values()].flatMap(({ latest, newest }) => [latest?.id, newest?.id]);
       const licences = await computedParts(db, [...new Set(ids.filter((id) => id !== undefined))], 'licence');
-      const shown = (row: ReleaseRow | null) => row && shownRelease(row, licences.get(row.id));
       return new Map(
-        [...heads].map(([id, { latest, newest }]) => [id, { latest: shown(latest), newest: shown(newest) }]),
+        listings.map((listing) => {
+          const { latest, newest } = heads.get(listing.id)!;
+          const shown = (row: ReleaseRow | null) => row && shownRelease(row, listing, licences.get(row.id));
+          return [listing.id, { latest: shown(latest), newest: shown(newest) }];
+        }),
       );
     },
     async unfinishedCuts(listingId) {

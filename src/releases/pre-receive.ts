@@ -1,4 +1,4 @@
-import { RELEASE_TAG_FORM, TAG_PATTERN } from './versions.js';
+import { RELEASE_TAG_FORM, TAG_PATTERN } from '../platform/versions.js';
 
 /**
  * What a push may add (`pushAllowance`), computed before the SSH server runs `git-receive-pack` and

@@ -9,7 +9,7 @@ import {
 } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { latestPassingRelease, newestAnyRelease } from './service.js';
-import { computedParts, priceReleasesAtPublish } from './store.js';
+import { computedParts, markOnSale } from './store.js';
 
 /** What the analysis records about overlap with other listings (SPEC.md `computed.originality`). */
 async function derivativeOf(db: Db, releaseId: string): Promise<string | null> {
@@ -73,12 +73,7 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
   }
   const published = await db.transaction(async (tx) => {
     const row = await markPublished(tx, id, ctx.clock.now());
-    if (row) {
-      await priceReleasesAtPublish(tx, id, {
-        priceMicro: row.priceMicro!,
-        updatePriceMicro: row.updatePriceMicro,
-      });
-    }
+    if (row) await markOnSale(tx, id, ctx.clock.now());
     return row;
   });
   if (published) {

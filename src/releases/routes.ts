@@ -105,7 +105,7 @@ export function releaseRoutes(ctx: AppContext) {
           request.query.cursor,
         );
         return {
-          releases: page.releases.map((row) => listingRelease(shownRelease(row), true)),
+          releases: page.releases.map((row) => listingRelease(shownRelease(row, page.prices), true)),
           next_cursor: page.nextCursor,
         };
       },

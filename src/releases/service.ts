@@ -18,8 +18,8 @@ import {
   type ReleaseRow,
   releasePage,
 } from './store.js';
-import { parseVersion, VERSION_PATTERN } from './versions.js';
-import { type ReleaseBody, type ReleaseLinks, releaseBody } from './views.js';
+import { parseVersion, VERSION_PATTERN } from '../platform/versions.js';
+import { type PricesInForce, type ReleaseBody, type ReleaseLinks, releaseBody } from './views.js';
 
 /**
  * Any release of the log, as stored (money as `bigint`); format it for the wire with
@@ -70,11 +70,11 @@ export function openArtifact(
 /** The newest releases of any verdict, newest first, as SPEC Release objects (the manifest page's log excerpt). */
 export async function recentReleases(
   db: Db,
-  listingId: string,
+  listing: { id: string } & PricesInForce,
   limit: number,
   links: ReleaseLinks,
 ): Promise<ReleaseBody[]> {
-  return (await releasePage(db, listingId, limit)).map((row) => releaseBody(row, links));
+  return (await releasePage(db, listing.id, limit)).map((row) => releaseBody(row, listing, links));
 }
 
 /** The newest passing and the newest release of any verdict, for each listing (listing views). */
@@ -142,7 +142,7 @@ export async function releaseLog(
     slug: listing.slug,
     status: listing.status,
     releases: page.releases.map((row) =>
-      releaseBody(row, { baseUrl, owner: listing.owner, slug: listing.slug }),
+      releaseBody(row, listing, { baseUrl, owner: listing.owner, slug: listing.slug }),
     ),
     nextCursor: page.nextCursor,
   };
@@ -218,7 +218,7 @@ export async function ownReleaseLog(
   creatorId: string,
   listingId: string,
   cursor?: string,
-): Promise<{ releases: LoggedRelease[]; nextCursor: string | null }> {
+): Promise<{ releases: LoggedRelease[]; nextCursor: string | null; prices: PricesInForce }> {
   const listing = await ownedListing(db, creatorId, listingId);
-  return releasePageOf(db, listing.id, cursor);
+  return { ...(await releasePageOf(db, listing.id, cursor)), prices: listing };
 }

@@ -18,7 +18,7 @@ import {
 } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
-import type { Version } from './versions.js';
+import type { Version } from '../platform/versions.js';
 
 /**
  * A release row without `computed`: that column is the analysis's largest (the file tree is kept
@@ -121,15 +121,20 @@ export async function insertRelease(db: Db, row: typeof releases.$inferInsert): 
 }
 
 /**
- * A listing's releases all went on sale when it was published: they take the prices it was
- * published at (a release cut before any price was set had none).
+ * Records that the listing's release on sale (its newest passing release, while it is published)
+ * went on sale at `at`, at the listing's prices now, unless it was on sale before: run where a
+ * release can become the one on sale (publishing, a passing verdict), in that change's transaction.
  */
-export async function priceReleasesAtPublish(
-  db: Db,
-  listingId: string,
-  prices: { priceMicro: bigint; updatePriceMicro: bigint },
-): Promise<void> {
-  await db.update(releases).set(prices).where(eq(releases.listingId, listingId));
+export async function markOnSale(db: Db, listingId: string, at: Date): Promise<void> {
+  await db.execute(sql`
+    update ${releases} set on_sale_at = ${at}, on_sale_price_micro = l.price_micro,
+      on_sale_update_price_micro = l.update_price_micro
+    from ${listings} l
+    where l.id = ${listingId} and l.status = 'published' and l.price_micro is not null
+      and ${releases.onSaleAt} is null
+      and ${releases.id} = (select newest.id from ${releases} newest
+        where newest.listing_id = l.id and newest.verdict = 'pass'
+        order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`);
 }
 
 /** Records the inspection once: only a `pending` release takes a verdict. */

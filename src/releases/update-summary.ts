@@ -3,8 +3,8 @@ import type { Db } from '../db/connect.js';
 import type { Capabilities } from '../scan/types.js';
 import type { UpdateChangesSchema } from './schemas.js';
 import { type ReleaseRow, releasesFromTo } from './store.js';
-import { parseVersion } from './versions.js';
-import { type ReleaseBody, releaseBody } from './views.js';
+import { parseVersion } from '../platform/versions.js';
+import { type PricesInForce, type ReleaseBody, releaseBody } from './views.js';
 
 export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;
 
@@ -18,18 +18,18 @@ export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;
  */
 export async function updateOffer(
   db: Db,
-  listingId: string,
+  listing: { id: string } & PricesInForce,
   fromVersion: string,
   toVersion: string,
 ): Promise<{ releases: ReleaseBody[]; changes: UpdateChanges }> {
   const from = parseVersion(fromVersion);
   const to = parseVersion(toVersion);
   if (!from || !to) throw new RangeError(`not a version range: ${fromVersion}..${toVersion}`);
-  const range = await releasesFromTo(db, listingId, from, to);
+  const range = await releasesFromTo(db, listing.id, from, to);
   const held = range[0]?.version === fromVersion ? range[0] : undefined;
   const rows = held ? range.slice(1) : range;
   return {
-    releases: rows.map((row) => releaseBody(row)),
+    releases: rows.map((row) => releaseBody(row, listing)),
     changes: composeChanges(fromVersion, toVersion, held, rows),
   };
 }

@@ -29,11 +29,18 @@ export interface ReleaseLinks {
   slug: string;
 }
 
+/** A listing's prices in force now: what every Release object's `price_micro` and `update_price_micro` say. */
+export interface PricesInForce {
+  priceMicro: bigint | null;
+  updatePriceMicro: bigint;
+}
+
 /**
  * SPEC.md's Release object: the release log, the update 402 and the listing views all use this.
+ * Its prices are the listing's in force now (`prices`), beside the ones it first went on sale at.
  * With `links`, a release whose verdict is recorded links its attestation.
  */
-export function releaseBody(row: ReleaseRow, links?: ReleaseLinks): ReleaseBody {
+export function releaseBody(row: ReleaseRow, prices: PricesInForce, links?: ReleaseLinks): ReleaseBody {
   return {
     version: row.version,
     tag: row.tag,
@@ -45,8 +52,17 @@ export function releaseBody(row: ReleaseRow, links?: ReleaseLinks): ReleaseBody 
     scan: row.verdict,
     scanner_version: row.scannerVersion,
     analyzer_version: row.analyzerVersion,
-    price_micro: row.priceMicro === null ? null : formatMicroUsdc(row.priceMicro),
-    update_price_micro: formatMicroUsdc(row.updatePriceMicro),
+    price_micro: prices.priceMicro === null ? null : formatMicroUsdc(prices.priceMicro),
+    update_price_micro: formatMicroUsdc(prices.updatePriceMicro),
+    ...(row.onSaleAt && row.onSalePriceMicro !== null && row.onSaleUpdatePriceMicro !== null
+      ? {
+          first_on_sale: {
+            at: row.onSaleAt.toISOString(),
+            price_micro: formatMicroUsdc(row.onSalePriceMicro),
+            update_price_micro: formatMicroUsdc(row.onSaleUpdatePriceMicro),
+          },
+        }
+      : {}),
     ...withAdvisoryFlag(row),
     ...(links && row.verdict !== 'pending'
       ? { attestation_url: attestationUrl(links.baseUrl, links.owner, links.slug, row.version) }
@@ -63,6 +79,6 @@ export function withAdvisoryFlag(row: Parameters<typeof advisoryFlagBody>[0]): {
 }
 
 /** A release as the creator's listing views show it: its Release body with the full scan report (and, for a listing's head releases, the licence found). */
-export function shownRelease(row: ReleaseRow, licence: unknown = null): ShownRelease {
-  return { id: row.id, body: releaseBody(row), scanReport: row.scan, licence };
+export function shownRelease(row: ReleaseRow, prices: PricesInForce, licence: unknown = null): ShownRelease {
+  return { id: row.id, body: releaseBody(row, prices), scanReport: row.scan, licence };
 }

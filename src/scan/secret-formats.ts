@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { Severity } from './types.js';
 
 /**
@@ -38,21 +39,26 @@ export function formatRegex(format: string): string {
   return out + format.slice(at).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-/** A value in the format from a seeded pseudo-random generator (tests only: no secret is stored). */
-export function formatSample(format: string, seed = 1): string {
+/**
+ * A value in the format (tests only: no secret is stored). Without a seed it is fresh from
+ * `crypto.randomInt`, a new value on every run; with one it comes from a seeded generator.
+ */
+export function formatSample(format: string, seed?: number): string {
   // mulberry32: small, seeded, and uniform enough that samples have a provider token's entropy.
-  let state = seed >>> 0;
-  const next = () => {
+  let state = (seed ?? 0) >>> 0;
+  const seeded = () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return (t ^ (t >>> 14)) >>> 0;
   };
-  return format.replace(PART, (_, c: string, n: string) => {
+  const pick = (n: number) => (seed === undefined ? randomInt(n) : seeded() % n);
+  return format.replace(PART, (_, c: string, n: string, m?: string) => {
     const chars = CLASSES[c]!.chars;
+    const length = seed === undefined && m ? Number(n) + randomInt(Number(m) - Number(n) + 1) : Number(n);
     let s = '';
-    for (let i = 0; i < Number(n); i++) s += chars[next() % chars.length];
+    for (let i = 0; i < length; i++) s += chars[pick(chars.length)];
     return s;
   });
 }
@@ -86,7 +92,7 @@ const named = (
   formats,
   entropy,
 });
-// A token whose own prefix says what it is.
+// A token whose own prefix says what it is: found wherever it stands, bare or under any name.
 const prefixed = (
   id: string,
   description: string,
@@ -95,6 +101,9 @@ const prefixed = (
   entropy = 3,
   severity: Severity = 'HIGH',
 ): FormatRule => ({ id, description, keywords, formats, entropy, severity });
+// A token of a distinctive shape without a prefix of its own, found wherever it stands in a file
+// that names the provider (the keywords): `123456789012345|…` is a Facebook app token only there.
+const nearby = prefixed;
 
 const UUID = '{h8}-{h4}-{h4}-{h4}-{h12}';
 
@@ -125,6 +134,13 @@ export const FORMAT_RULES: FormatRule[] = [
     'CRITICAL',
   ),
   prefixed('alibaba-access-key-id', 'Alibaba Cloud AccessKey ID', ['ltai'], ['LTAI{a20}']),
+  prefixed(
+    'airtable-personal-access-token',
+    'Airtable personal access token',
+    ['pat'],
+    ['pat{a14}.{h64}'],
+    3.5,
+  ),
   prefixed('artifactory-api-key', 'JFrog Artifactory API key', ['akcp'], ['AKCp{a69}'], 4.5),
   prefixed(
     'artifactory-reference-token',
@@ -138,12 +154,29 @@ export const FORMAT_RULES: FormatRule[] = [
     'authress-access-key',
     'Authress service client access key',
     ['.acc_', '.acc-'],
-    ['sc_{l5,30}.{l4,6}.acc_{l10,32}.{e30,120}', 'authress_{l5,30}.{l4,6}.acc-{l10,32}.{e30,120}'],
+    ['sc', 'ext', 'scauth', 'authress'].flatMap((p) =>
+      ['acc_', 'acc-'].map((a) => `${p}_{l5,30}.{l4,6}.${a}{l10,32}.{e30,120}`),
+    ),
+  ),
+  prefixed(
+    'aws-bedrock-api-key',
+    'Amazon Bedrock API key',
+    ['absk', 'bedrock-api-key-'],
+    ['ABSK{b109,269}', 'bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t{b40,2000}'],
+    3.5,
+    'CRITICAL',
   ),
   prefixed('clickhouse-cloud-secret', 'ClickHouse Cloud API secret key', ['4b1d'], ['4b1d{a38}']),
   prefixed('clojars-token', 'Clojars deploy token', ['clojars_'], ['CLOJARS_{l60}']),
   prefixed('cloudflare-origin-ca-key', 'Cloudflare Origin CA key', ['v1.0-'], ['v1.0-{h24}-{h146}']),
-  prefixed('databricks-token', 'Databricks API token', ['dapi'], ['dapi{h32}']),
+  prefixed(
+    'contentful-personal-access-token',
+    'Contentful personal access token',
+    ['cfpat-'],
+    ['CFPAT-{w43}'],
+  ),
+  prefixed('databricks-token', 'Databricks API token', ['dapi'], ['dapi{h32}', 'dapi{h32}-{d1}']),
+  prefixed('defined-networking-token', 'Defined Networking API token', ['dnkey-'], ['dnkey-{e26}-{e52}']),
   prefixed(
     'digitalocean-token',
     'DigitalOcean token',
@@ -167,6 +200,12 @@ export const FORMAT_RULES: FormatRule[] = [
     ['eaam', 'eaac'],
     ['EAAM{a100,400}', 'EAAC{a100,400}'],
     4,
+  ),
+  nearby(
+    'facebook-app-access-token',
+    'Facebook app access token (app id and secret)',
+    ['facebook'],
+    ['{d15,16}|{w27,40}', '{d15,16}%7C{w27,40}'],
   ),
   prefixed(
     'flutterwave-key',
@@ -235,11 +274,23 @@ export const FORMAT_RULES: FormatRule[] = [
     3.5,
     'CRITICAL',
   ),
+  prefixed(
+    'hubspot-private-app-token',
+    'HubSpot private app access token',
+    ['pat-'],
+    ['pat-{l2,3}-{h8}-{h4}-{h4}-{h4}-{h12}'],
+  ),
   prefixed('heroku-api-key-v2', 'Heroku API key', ['hrku-aa'], ['HRKU-AA{w58}'], 4, 'CRITICAL'),
   prefixed('huggingface-org-token', 'Hugging Face organisation token', ['api_org_'], ['api_org_{L34}']),
   prefixed('infracost-token', 'Infracost API token', ['ico-'], ['ico-{a32}']),
   prefixed('intra42-secret', '42 Intra client secret', ['s-s4t2'], ['s-s4t2ud-{h64}', 's-s4t2af-{h64}']),
   prefixed('linear-api-key', 'Linear API key', ['lin_api_'], ['lin_api_{a40}']),
+  prefixed(
+    'mapbox-secret-token',
+    'Mapbox secret access token',
+    ['sk.eyj1ijoi'],
+    ['sk.eyJ1Ijoi{w20,300}.{w22}'],
+  ),
   prefixed('maxmind-license-key', 'MaxMind licence key', ['_mmk'], ['{a6}_{a29}_mmk'], 4),
   prefixed(
     'new-relic-key',
@@ -247,10 +298,17 @@ export const FORMAT_RULES: FormatRule[] = [
     ['nrak-', 'nrii-', 'nrjs-'],
     ['NRAK-{U27}', 'NRII-{w32}', 'NRJS-{h19}'],
   ),
+  prefixed('netlify-personal-access-token', 'Netlify personal access token', ['nfp_'], ['nfp_{a36,40}']),
   prefixed('notion-token', 'Notion integration token', ['ntn_'], ['ntn_{d11}{a35}'], 4),
   prefixed('octopus-deploy-key', 'Octopus Deploy API key', ['api-'], ['API-{U26}']),
   prefixed('openshift-token', 'OpenShift user token', ['sha256~'], ['sha256~{w43}'], 3.5),
   prefixed('perplexity-key', 'Perplexity API key', ['pplx-'], ['pplx-{a48}'], 4),
+  prefixed(
+    'plaid-access-token',
+    'Plaid production or development access token',
+    ['access-production-', 'access-development-'],
+    [`access-production-${UUID}`, `access-development-${UUID}`],
+  ),
   prefixed(
     'planetscale-token',
     'PlanetScale token or password',
@@ -307,6 +365,12 @@ export const FORMAT_RULES: FormatRule[] = [
     ],
   ),
   prefixed(
+    'sonarqube-token',
+    'SonarQube / SonarCloud user, project or analysis token',
+    ['sqp_', 'squ_', 'sqa_'],
+    ['sqp_{h40}', 'squ_{h40}', 'sqa_{h40}'],
+  ),
+  prefixed(
     'sourcegraph-token',
     'Sourcegraph access token',
     ['sgp_'],
@@ -315,11 +379,12 @@ export const FORMAT_RULES: FormatRule[] = [
   prefixed(
     'square-token',
     'Square access token or secret',
-    ['sq0atp-', 'sq0csp-'],
-    ['sq0atp-{w22,60}', 'sq0csp-{w40,60}'],
+    ['sq0atp-', 'sq0csp-', 'eaaa'],
+    ['sq0atp-{w22,60}', 'sq0csp-{w40,60}', 'EAAA{w60}'],
     3,
     'CRITICAL',
   ),
+  prefixed('twilio-api-key', 'Twilio API key SID', ['sk'], ['SK{H32}']),
   prefixed('typeform-token', 'Typeform personal token', ['tfp_'], ['tfp_{e59}']),
   prefixed(
     'vault-token',
@@ -338,12 +403,7 @@ export const FORMAT_RULES: FormatRule[] = [
 
   named('adafruit-key', 'Adafruit IO key', ['adafruit'], ['{w32}']),
   named('adobe-client-id', 'Adobe client ID', ['adobe'], ['{h32}']),
-  named(
-    'airtable-key',
-    'Airtable personal access token or API key',
-    ['airtable'],
-    ['pat{a14}.{h64}', 'key{a14}'],
-  ),
+  named('airtable-key', 'Airtable API key (legacy)', ['airtable'], ['key{a14}']),
   named('algolia-key', 'Algolia API key', ['algolia'], ['{l32}']),
   named('alibaba-secret-key', 'Alibaba Cloud AccessKey secret', ['alibaba'], ['{a30}']),
   named('asana-secret', 'Asana client secret or token', ['asana'], ['{l32}', '{d1}/{d16}:{h32}']),
@@ -362,14 +422,13 @@ export const FORMAT_RULES: FormatRule[] = [
   named('cohere-key', 'Cohere API key', ['cohere', 'co_api_key'], ['{a40}'], 3.5),
   named('coinbase-key', 'Coinbase API key or secret', ['coinbase'], ['{w64}', '{a16}', '{b88}']),
   named('confluent-key', 'Confluent Cloud API key or secret', ['confluent'], ['{b64}', '{U16}']),
-  named('contentful-token', 'Contentful API token', ['contentful'], ['{e43}', 'CFPAT-{w43}']),
+  named('contentful-token', 'Contentful delivery or preview API token', ['contentful'], ['{e43}']),
   named(
     'datadog-key',
     'Datadog API or application key',
     ['datadog', 'dd_api_key', 'dd_app_key'],
     ['{h32}', '{h40}'],
   ),
-  named('defined-networking-token', 'Defined Networking API token', ['dnkey'], ['dnkey-{e26}-{e52}']),
   named(
     'discord-secret',
     'Discord bot token or client secret',
@@ -384,12 +443,7 @@ export const FORMAT_RULES: FormatRule[] = [
     ['sl.{e135,1400}', '{a11}AAAAAAAAAA{e43}', '{l15}'],
   ),
   named('etsy-key', 'Etsy API key', ['etsy'], ['{l24}']),
-  named(
-    'facebook-secret',
-    'Facebook app secret or access token',
-    ['facebook', 'fb_app_secret'],
-    ['{h32}', '{d15,16}|{w27,40}'],
-  ),
+  named('facebook-secret', 'Facebook app secret', ['facebook', 'fb_app_secret'], ['{h32}']),
   named('fastly-token', 'Fastly API token', ['fastly'], ['{e32}']),
   named('finicity-secret', 'Finicity API token or client secret', ['finicity'], ['{h32}', '{a20}']),
   named('finnhub-token', 'Finnhub API token', ['finnhub'], ['{l20}']),
@@ -398,12 +452,7 @@ export const FORMAT_RULES: FormatRule[] = [
   named('gitter-token', 'Gitter access token', ['gitter'], ['{w40}']),
   named('gocardless-token', 'GoCardless access token', ['gocardless'], ['live_{e40}', 'sandbox_{e40}']),
   named('heroku-api-key', 'Heroku API key', ['heroku'], [UUID]),
-  named(
-    'hubspot-key',
-    'HubSpot API key or private app token',
-    ['hubspot'],
-    [UUID, 'pat-{l2,3}-{h8}-{h4}-{h4}-{h4}-{h12}'],
-  ),
+  named('hubspot-key', 'HubSpot API key (legacy)', ['hubspot'], [UUID]),
   named('intercom-token', 'Intercom access token', ['intercom'], ['{e60}']),
   named(
     'jfrog-key',
@@ -439,7 +488,7 @@ export const FORMAT_RULES: FormatRule[] = [
     ['mailgun'],
     ['key-{h32}', 'pubkey-{h32}', '{h32}-{h8}-{h8}'],
   ),
-  named('mapbox-token', 'Mapbox secret token', ['mapbox'], ['sk.{a60,100}.{w22}', 'pk.{a60,100}.{w22}']),
+  named('mapbox-token', 'Mapbox access token', ['mapbox'], ['pk.{a60,100}.{w22}']),
   named('mattermost-token', 'Mattermost access token', ['mattermost'], ['{l26}']),
   named(
     'messagebird-key',
@@ -447,7 +496,7 @@ export const FORMAT_RULES: FormatRule[] = [
     ['messagebird', 'message_bird', 'message-bird'],
     ['{a25}', UUID],
   ),
-  named('netlify-token', 'Netlify access token', ['netlify'], ['nfp_{a36,40}', '{e40,46}']),
+  named('netlify-token', 'Netlify access token', ['netlify'], ['{e40,46}']),
   named(
     'new-relic-api-key',
     'New Relic user API key',
@@ -458,15 +507,9 @@ export const FORMAT_RULES: FormatRule[] = [
   named('okta-token', 'Okta API token', ['okta'], ['00{e40}'], 4),
   named(
     'plaid-secret',
-    'Plaid secret, client ID or access token',
+    'Plaid secret, client ID or sandbox access token',
     ['plaid'],
-    [
-      'access-sandbox-{h8}-{h4}-{h4}-{h4}-{h12}',
-      'access-development-{h8}-{h4}-{h4}-{h4}-{h12}',
-      'access-production-{h8}-{h4}-{h4}-{h4}-{h12}',
-      '{l30}',
-      '{l24}',
-    ],
+    [`access-sandbox-${UUID}`, '{l30}', '{l24}'],
     3.5,
   ),
   named('privateai-key', 'Private AI API key', ['privateai', 'private_ai', 'private-ai'], ['{l32}']),
@@ -474,16 +517,11 @@ export const FORMAT_RULES: FormatRule[] = [
   named('sendbird-token', 'Sendbird API token', ['sendbird'], ['{h40}', UUID]),
   named('sentry-legacy-token', 'Sentry auth token (legacy)', ['sentry'], ['{h64}']),
   named('snyk-token', 'Snyk API token', ['snyk'], [UUID]),
-  named(
-    'sonar-token',
-    'SonarQube / SonarCloud token',
-    ['sonar'],
-    ['{e40}', 'sqp_{h40}', 'squ_{h40}', 'sqa_{h40}'],
-  ),
+  named('sonar-token', 'SonarQube / SonarCloud token (legacy)', ['sonar'], ['{e40}']),
   named('squarespace-key', 'Squarespace API key', ['squarespace'], [UUID]),
   named('sumologic-key', 'Sumo Logic access ID or key', ['sumo'], ['su{a12}', '{a64}']),
   named('travisci-token', 'Travis CI access token', ['travis'], ['{w22}']),
-  named('twilio-key', 'Twilio API key SID or auth token', ['twilio'], ['SK{H32}', 'AC{h32}', '{h32}']),
+  named('twilio-key', 'Twilio account SID or auth token', ['twilio'], ['AC{h32}', '{h32}']),
   named('twitch-token', 'Twitch API token', ['twitch'], ['{l30}']),
   named(
     'twitter-secret',

@@ -1,5 +1,6 @@
 import { findMnemonic, isEvmPrivateKey, isKeystore } from './crypto-secrets.js';
 import { FORMAT_RULES, type FormatRule, formatRegex } from './secret-formats.js';
+import { hasTokenChecksum } from './token-checksums.js';
 import type { Severity } from './types.js';
 
 /**
@@ -30,6 +31,12 @@ export interface SecretRule {
   alwaysBelow?: number;
   /** A final check of a match: the reported secret, or undefined when it is not one. */
   confirm?: (secret: string, text: string) => string | undefined;
+  /**
+   * Whether the match's own structure proves it real (a provider checksum that holds, a BIP-39
+   * checksum, a secp256k1 scalar). Placeholder words (`example`, `your_…`, `xxxx`) never excuse a
+   * proven value: the random part of a real token or phrase can spell them.
+   */
+  proof?: (secret: string) => boolean;
 }
 
 const B64 = 'A-Za-z0-9+/';
@@ -95,6 +102,7 @@ export const SECRET_RULES: SecretRule[] = [
     keywords: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
     pattern: '\\b(?<secret>gh[pousr]_[A-Za-z0-9]{36,255})\\b',
     severity: 'CRITICAL',
+    proof: hasTokenChecksum,
   },
   {
     id: 'github-fine-grained-token',
@@ -116,12 +124,14 @@ export const SECRET_RULES: SecretRule[] = [
     keywords: ['npm_'],
     pattern: '\\b(?<secret>npm_[A-Za-z0-9]{36})\\b',
     severity: 'CRITICAL',
+    proof: hasTokenChecksum,
   },
   {
     id: 'pypi-token',
-    description: 'PyPI upload token',
-    keywords: ['pypi-ageichlwas5vcmc'],
-    pattern: '\\b(?<secret>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})',
+    description: 'PyPI or TestPyPI upload token',
+    // The prefix is the macaroon's start: version 2, then the location `pypi.org` / `test.pypi.org`.
+    keywords: ['pypi-ageichlwas5vcmc', 'pypi-agendgvzdc5wexbplm9yzw'],
+    pattern: '\\b(?<secret>pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,})',
     severity: 'CRITICAL',
   },
   {
@@ -135,7 +145,8 @@ export const SECRET_RULES: SecretRule[] = [
     id: 'slack-token',
     description: 'Slack token',
     keywords: ['xoxb-', 'xoxp-', 'xoxa-', 'xoxr-', 'xoxs-', 'xoxe-'],
-    pattern: '\\b(?<secret>xox[abeprs]-[0-9A-Za-z-]{20,})',
+    // Legacy workspace tokens (`xoxa-`, `xoxr-`) can be as short as 8 characters after the prefix.
+    pattern: '\\b(?<secret>xox[abeprs]-[0-9A-Za-z-]{20,}|xox[ar]-(?:\\d-)?[0-9A-Za-z]{8,19}(?![0-9A-Za-z-]))',
     severity: 'HIGH',
   },
   {
@@ -143,7 +154,7 @@ export const SECRET_RULES: SecretRule[] = [
     description: 'Slack incoming webhook URL',
     keywords: ['hooks.slack.com'],
     pattern:
-      'https://hooks\\.slack\\.com/(?:services/(?<secret>T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,})|(?:workflows|triggers)/(?<secret2>T[A-Z0-9]+/[A-Za-z0-9/]{20,}))',
+      '(?:https?://)?hooks\\.slack\\.com/(?:services/(?<secret>T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,})|(?:workflows|triggers)/(?<secret2>T[A-Z0-9]+/[A-Za-z0-9/]{20,}))',
     severity: 'HIGH',
   },
   {
@@ -197,6 +208,18 @@ export const SECRET_RULES: SecretRule[] = [
     keywords: ['gsk_'],
     pattern: '\\b(?<secret>gsk_[A-Za-z0-9]{52})\\b',
     severity: 'HIGH',
+  },
+  {
+    // Before Vault 1.10 a service token was `s.` and 24 base62 characters. `s.` alone starts many
+    // property accesses, so the value must mix digits, upper and lower case like a generated one,
+    // and must not continue as a chain or a call (`s.x.y`, `s.x(`).
+    id: 'vault-legacy-token',
+    description: 'HashiCorp Vault service token (legacy format)',
+    keywords: ['s.'],
+    pattern:
+      '(?<![\\w.$-])(?<secret>s\\.(?=[A-Za-z0-9]{0,23}[0-9])(?=[A-Za-z0-9]{0,23}[A-Z])(?=[A-Za-z0-9]{0,23}[a-z])[A-Za-z0-9]{24})(?![\\w.(-])',
+    entropy: 3.5,
+    severity: 'CRITICAL',
   },
   {
     id: 'jwt',
@@ -286,6 +309,7 @@ export const SECRET_RULES: SecretRule[] = [
     entropy: 3,
     severity: 'CRITICAL',
     confirm: (secret) => (isEvmPrivateKey(secret) ? secret : undefined),
+    proof: isEvmPrivateKey,
   },
   {
     id: 'bip39-seed-phrase',
@@ -307,6 +331,7 @@ export const SECRET_RULES: SecretRule[] = [
     alwaysBelow: 4096,
     severity: 'CRITICAL',
     confirm: (run) => findMnemonic(run),
+    proof: (run) => findMnemonic(run) !== undefined,
   },
   {
     id: 'keystore-json',
@@ -329,7 +354,9 @@ function fromFormat(rule: FormatRule): SecretRule {
     entropy: rule.entropy,
     severity: rule.severity ?? 'HIGH',
   };
-  if (!rule.names) return { ...base, pattern: `(?<![A-Za-z0-9_-])(?<secret>${value})(?![A-Za-z0-9_-])` };
+  // A prefixed token stands on its own: not inside a longer word, nor inside base64 (`+EAAA…` in an
+  // embedded font is data, not a Square token).
+  if (!rule.names) return { ...base, pattern: `(?<![A-Za-z0-9_+/-])(?<secret>${value})(?![A-Za-z0-9_+-])` };
   const names = rule.names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   return {
     ...base,

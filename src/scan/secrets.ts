@@ -12,9 +12,18 @@ export interface SecretScanner {
   scan(filePath: string, text: string, lineAt: (offset: number) => number): Finding[];
 }
 
-/** Values that are documentation, not secrets: examples, placeholders, references to the environment. */
-const PLACEHOLDER =
-  /example|placeholder|your[_-]?|xxxx|\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|changeme|dummy|redacted|process\.env|os\.environ|getenv|env\(|secrets\.|%[A-Za-z_]+%|0123456789|abcdef(?:gh)?ijklmn/i;
+/**
+ * Values that are documentation, not secrets: examples, placeholders, references to the environment.
+ * They excuse a value only when its structure does not prove it real (`SecretRule.proof`).
+ * Placeholder words count as people write them, in one case (`your`, `YOUR`, `Your`): a token's
+ * random part spells `yOuR` or `dUmMy` far more often than it spells one of those.
+ */
+const PLACEHOLDER_WORDS = ['example', 'placeholder', 'your', 'xxxx', 'changeme', 'dummy', 'redacted'];
+const PLACEHOLDER_WORD = new RegExp(
+  PLACEHOLDER_WORDS.flatMap((w) => [w, w.toUpperCase(), w[0]!.toUpperCase() + w.slice(1)]).join('|'),
+);
+const PLACEHOLDER_MARK =
+  /\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|process\.env|os\.environ|getenv|env\(|secrets\.|%[A-Za-z_]+%|0123456789|abcdef(?:gh)?ijklmn/i;
 /** Passwords of local development databases (docker-compose defaults), not credentials. */
 const DEV_PASSWORD =
   /^(postgres|password|passwd|pass|secret|root|admin|test|mysql|redis|guest|user|dev|local)$/i;
@@ -109,8 +118,15 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
   };
 }
 
+/** Whether a value reads as a placeholder (`EXAMPLE`, `your_…`, `xxxx`, `${VAR}`, …). */
+export function looksLikePlaceholder(value: string): boolean {
+  return value.length < 200 && (PLACEHOLDER_WORD.test(value) || PLACEHOLDER_MARK.test(value));
+}
+
 function isLikelySecret(rule: SecretRule, secret: string): boolean {
-  if (secret.length < 200 && PLACEHOLDER.test(secret)) return false;
+  // A placeholder word in a value whose structure proves it real is chance, not documentation:
+  // `example` is a BIP-39 word, and a token's random part can spell `your`.
+  if (looksLikePlaceholder(secret) && !rule.proof?.(secret)) return false;
   if (/^(.)\1+$/.test(secret.replace(/[\s-]/g, ''))) return false;
   if (rule.id === 'database-url-password' && (DEV_PASSWORD.test(secret) || secret.startsWith('$')))
     return false;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -36,7 +36,7 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
     await rm(dir, { recursive: true, force: true });
   });
 
-  // Five CLI processes (tsx) and a shell: slow on a loaded two-core machine, hence its own timeout.
+  // A dozen CLI processes (tsx) and seven shells: slow on a loaded two-core machine, hence its own timeout.
   it('buys, downloads, fetches the attestation and the keys, and verifies with the CLI and a spec verifier; tampering fails', async () => {
     const fixture = await publishListing(t, { priceMicro: 2_000_000n });
     const buyer = await fundedWallet(t, 10_000_000n);
@@ -118,8 +118,30 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
     const page = await (await fetch(`${base}/${fixture.owner}/${fixture.slug}`)).text();
     expect(page).toContain(`href="${attestationUrl}"`);
 
+    // A genuine release of another listing at the same version: another owner's `tool-kit`, so even
+    // the zip's name is the same. Passed off as the one bought, it must not verify.
+    const other = await publishListing(t, {});
+    expect(other.slug).toBe(fixture.slug);
+    expect(other.owner).not.toBe(fixture.owner);
+    const otherEnvelope = (await (
+      await fetch(`${base}/api/v/${other.owner}/${other.slug}/releases/1.0.0/attestation`)
+    ).json()) as Envelope;
+    const bought = `${fixture.owner}/${fixture.slug}@1.0.0`;
+    const attestedAt: string = statement.predicate.attested_at;
+    // The same key with a window that excludes the statement's time: retired before it, or not yet in use.
+    const shifted = (ms: number) => new Date(Date.parse(attestedAt) + ms).toISOString();
+    const retiredKeys = {
+      keys: [{ ...keys.keys[0]!, not_before: shifted(-3_600_000), not_after: shifted(-1) }],
+    };
+    const notYetKeys = { keys: [{ ...keys.keys[0]!, not_before: shifted(1), not_after: null }] };
+
     // The CLI, offline: the files as a buyer saved them.
     const files = {
+      otherDir: path.join(dir, 'other'),
+      otherZip: path.join(dir, 'other', `${other.slug}-1.0.0.zip`),
+      otherAttestation: path.join(dir, 'other', 'attestation.json'),
+      retiredKeys: path.join(dir, 'retired-keys.json'),
+      notYetKeys: path.join(dir, 'not-yet-keys.json'),
       zip: path.join(dir, `${fixture.slug}-1.0.0.zip`),
       attestation: path.join(dir, 'attestation.json'),
       keys: path.join(dir, 'keys.json'),
@@ -133,14 +155,16 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
       s.predicate.scan.verdict = 'pass';
       s.predicate.commit_sha = '0'.repeat(40);
     });
-    const other = generateKeyPairSync('ed25519').publicKey;
-    const otherRaw = Buffer.from(other.export({ format: 'jwk' }).x!, 'base64url');
+    const otherKey = generateKeyPairSync('ed25519').publicKey;
+    const otherRaw = Buffer.from(otherKey.export({ format: 'jwk' }).x!, 'base64url');
     const otherKeys = {
       keys: [
         {
           keyid: createHash('sha256').update(otherRaw).digest('hex'),
           algorithm: 'ed25519',
           public_key: otherRaw.toString('base64url'),
+          not_before: shifted(-3_600_000),
+          not_after: null,
         },
       ],
     };
@@ -150,42 +174,120 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
     await writeFile(files.tamperedZip, tamperedZip);
     await writeFile(files.tamperedStatement, JSON.stringify(tamperedStatement));
     await writeFile(files.otherKeys, JSON.stringify(otherKeys));
+    await mkdir(files.otherDir);
+    await writeFile(files.otherZip, other.zips.get('1.0.0')!.bytes);
+    await writeFile(files.otherAttestation, JSON.stringify(otherEnvelope));
+    await writeFile(files.retiredKeys, JSON.stringify(retiredKeys));
+    await writeFile(files.notYetKeys, JSON.stringify(notYetKeys));
 
-    const ok = await runCli(['verify', files.zip, files.attestation, '--key', files.keys], {});
+    const ok = await runCli(
+      ['verify', files.zip, files.attestation, '--key', files.keys, '--expect', bought],
+      {},
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toBe(
-      `verified ${files.zip}: ${fixture.owner}/${fixture.slug} 1.0.0 (tag v1.0.0, commit ${logged.commit_sha}, tree ${statement.predicate.tree_sha}, scan pass) signed by key ${keys.keys[0]!.keyid} from ${files.keys}\n`,
+      `verified ${files.zip}: ${bought} (tag v1.0.0, commit ${logged.commit_sha}, tree ${statement.predicate.tree_sha}, scan pass) attested at ${attestedAt}, signed by key ${keys.keys[0]!.keyid} from ${files.keys}\n`,
     );
     // The keys fetched from the service's well-known URL.
     const online = await runCli(
-      ['verify', files.zip, files.attestation, '--key', `${base}/.well-known/repo402-keys.json`],
+      [
+        'verify',
+        files.zip,
+        files.attestation,
+        '--key',
+        `${base}/.well-known/repo402-keys.json`,
+        '--expect',
+        bought,
+      ],
       {},
     );
     expect(online.code, online.stderr).toBe(0);
+    // What was bought must be said: without it, or in another form, nothing is verified.
+    const unsaid = await runCli(['verify', files.zip, files.attestation, '--key', files.keys], {});
+    expect(unsaid.code).toBe(1);
+    expect(unsaid.stdout).toBe('');
+    expect(unsaid.stderr).toContain("required option '--expect <owner/slug@version>' not specified");
+    const malformed = await runCli(
+      [
+        'verify',
+        files.zip,
+        files.attestation,
+        '--key',
+        files.keys,
+        '--expect',
+        `${fixture.owner}/${fixture.slug}`,
+      ],
+      {},
+    );
+    expect(malformed.code).toBe(1);
+    expect(malformed.stdout).toBe('');
+    expect(malformed.stderr).toContain('expected <owner>/<slug>@<version>');
 
+    const keyid = keys.keys[0]!.keyid;
     const cases = [
       {
         name: 'tampered zip',
-        args: [files.tamperedZip, files.attestation, '--key', files.keys],
-        reason: /is not the attested subject/,
+        args: [files.tamperedZip, files.attestation, '--key', files.keys, '--expect', bought],
+        reason: 'is not the attested subject',
       },
       {
         name: 'tampered statement',
-        args: [files.zip, files.tamperedStatement, '--key', files.keys],
-        reason: /does not verify/,
+        args: [files.zip, files.tamperedStatement, '--key', files.keys, '--expect', bought],
+        reason: 'does not verify',
       },
       {
         name: 'wrong key',
-        args: [files.zip, files.attestation, '--key', files.otherKeys],
-        reason: /no signature by a trusted key/,
+        args: [files.zip, files.attestation, '--key', files.otherKeys, '--expect', bought],
+        reason: 'no signature by a trusted key',
+      },
+      {
+        name: "another listing's genuine zip and attestation, same version",
+        args: [files.otherZip, files.otherAttestation, '--key', files.keys, '--expect', bought],
+        reason: `the attestation is for ${other.owner}/${other.slug}@1.0.0, not ${bought}`,
+      },
+      {
+        name: 'another version expected',
+        args: [
+          files.zip,
+          files.attestation,
+          '--key',
+          files.keys,
+          '--expect',
+          `${fixture.owner}/${fixture.slug}@1.0.1`,
+        ],
+        reason: `the attestation is for ${bought}, not ${fixture.owner}/${fixture.slug}@1.0.1`,
+      },
+      {
+        name: 'a key retired before the statement was signed',
+        args: [files.zip, files.attestation, '--key', files.retiredKeys, '--expect', bought],
+        reason: `key ${keyid} was not valid when the statement was signed: attested_at ${attestedAt} is outside its window (${shifted(-3_600_000)} to ${shifted(-1)})`,
+      },
+      {
+        name: 'a key not yet in use when the statement was signed',
+        args: [files.zip, files.attestation, '--key', files.notYetKeys, '--expect', bought],
+        reason: `key ${keyid} was not valid when the statement was signed: attested_at ${attestedAt} is outside its window (${shifted(1)} to now)`,
       },
     ];
     const results = await Promise.all(cases.map((failing) => runCli(['verify', ...failing.args], {})));
     cases.forEach((failing, i) => {
       expect(results[i]!.code, failing.name).toBe(1);
       expect(results[i]!.stdout, failing.name).toMatch(/^NOT VERIFIED /);
-      expect(results[i]!.stdout, failing.name).toMatch(failing.reason);
+      expect(results[i]!.stdout, failing.name).toContain(failing.reason);
     });
+    // The other listing's own attestation verifies for what it is.
+    const theirs = await runCli(
+      [
+        'verify',
+        files.otherZip,
+        files.otherAttestation,
+        '--key',
+        files.keys,
+        '--expect',
+        `${other.owner}/${other.slug}@1.0.0`,
+      ],
+      {},
+    );
+    expect(theirs.code, theirs.stdout + theirs.stderr).toBe(0);
     // The buying guide's standard-tools steps, as a reader pastes them, on the same download.
     const guide = await (await fetch(`${base}/docs/buying`)).text();
     const steps = codeBlocks(guide, 'sh').find((block) => block.includes('openssl pkeyutl'))!;
@@ -195,20 +297,61 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
         (out) => ({ code: 0, stdout: out.stdout }),
         (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
       );
-    const pasted = (attestationAt: string, zipFile = files.zip) =>
+    const keysUrl = `${base}/.well-known/repo402-keys.json`;
+    expect(steps).toContain(`curl -so keys.json ${keysUrl}\n`);
+    expect(steps.startsWith('EXPECT=<owner>/<slug>@<version>\nZIP=<slug>-<version>.zip\n')).toBe(true);
+    const pasted = (
+      attestationAt: string,
+      {
+        zipFile = files.zip,
+        expect = bought,
+        keysAt = keysUrl,
+      }: { zipFile?: string; expect?: string; keysAt?: string } = {},
+    ) =>
       steps
+        .replaceAll('<owner>/<slug>@<version>', expect)
         .replaceAll('<attestation_url>', attestationAt)
-        .replaceAll('<slug>-<version>.zip', path.basename(zipFile));
+        .replaceAll('<slug>-<version>.zip', path.relative(dir, zipFile))
+        .replaceAll(keysUrl, keysAt);
     const verdicts = (stdout: string) => stdout.split('\n').filter((line) => /^(OK|FAILED):/.test(line));
-    const standard = await run(pasted(grant.attestation_url));
-    expect(standard.code, standard.stdout).toBe(0);
-    expect(verdicts(standard.stdout)).toEqual([
+    const allOk = [
       'OK: the zip is the subject',
       'OK: the signature verifies',
       'OK: the key id matches',
+      `OK: the key was valid at ${attestedAt}`,
+      `OK: the statement is about ${bought}`,
+    ];
+    const standard = await run(pasted(grant.attestation_url));
+    expect(standard.code, standard.stdout).toBe(0);
+    // Five OK lines, as the guide says.
+    expect(verdicts(standard.stdout)).toEqual(allOk);
+    expect(guide).toContain('five lines starting <code>OK:</code>');
+    // Another listing's genuine zip and attestation at the same version fail at the listing.
+    const otherListing = await run(pasted(`file://${files.otherAttestation}`, { zipFile: files.otherZip }));
+    expect(verdicts(otherListing.stdout)).toEqual([
+      ...allOk.slice(0, 4),
+      `FAILED: the statement is about ${other.owner}/${other.slug}@1.0.0, not ${bought}; do not use it`,
     ]);
+    // The same, checked for what it is, passes.
+    const otherBought = `${other.owner}/${other.slug}@1.0.0`;
+    const otherOk = await run(
+      pasted(`file://${files.otherAttestation}`, { zipFile: files.otherZip, expect: otherBought }),
+    );
+    expect(verdicts(otherOk.stdout)).toEqual([
+      ...allOk.slice(0, 4),
+      `OK: the statement is about ${otherBought}`,
+    ]);
+    // A key whose window excludes the statement's time fails at the window, either side.
+    for (const keysFile of [files.retiredKeys, files.notYetKeys]) {
+      const outside = await run(pasted(grant.attestation_url, { keysAt: `file://${keysFile}` }));
+      expect(verdicts(outside.stdout), keysFile).toEqual([
+        ...allOk.slice(0, 3),
+        `FAILED: the key was not valid at ${attestedAt}, when the statement was signed`,
+        allOk[4],
+      ]);
+    }
     // A zip changed after download fails at the subject, loudly.
-    const changed = await run(pasted(grant.attestation_url, files.tamperedZip));
+    const changed = await run(pasted(grant.attestation_url, { zipFile: files.tamperedZip }));
     expect(verdicts(changed.stdout)).toContain('FAILED: the zip is not the attested one; do not use it');
     // A forged statement served in its place fails at the signature.
     await writeFile(
@@ -223,11 +366,13 @@ describe.each(BACKENDS)('a zip bought with @x402/fetch verifies against its atte
     expect(verdicts(forged.stdout)).toEqual([
       'OK: the zip is the subject',
       'FAILED: the statement was altered or not signed by this key',
-      'OK: the key id matches',
+      ...allOk.slice(2),
     ]);
 
     expect(specVerify(envelope, keys, tamperedZip).ok).toBe(false);
     expect(specVerify(tamperedStatement, keys, zip).ok).toBe(false);
     expect(specVerify(envelope, otherKeys, zip).ok).toBe(false);
-  }, 120_000);
+    expect(specVerify(envelope, retiredKeys, zip).ok).toBe(false);
+    expect(specVerify(envelope, notYetKeys, zip).ok).toBe(false);
+  }, 180_000);
 });

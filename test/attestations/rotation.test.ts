@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countersign } from '../../src/attestations/envelope.js';
 import { signingKeyFromSeed } from '../../src/attestations/keys.js';
+import { keysDocument } from '../../src/attestations/service.js';
+import { appendSignature, attestationsUnsignedBy } from '../../src/attestations/store.js';
 import { trustedKeysOf, verifyAttestation } from '../../src/attestations/verify.js';
 import { operations } from '../../src/operations.js';
 import { findRelease, insertRelease } from '../../src/releases/store.js';
@@ -57,9 +60,13 @@ describe.each(BACKENDS)('attestation key rotation (%s)', (backend) => {
     const current = await attestation(owner, slug, '1.1.0');
     expect(old.signatures.map((s) => s.keyid)).toEqual([keyA.keyid]);
     expect(current.signatures.map((s) => s.keyid)).toEqual([keyB.keyid]);
-    const oldCheck = verifyAttestation(old, trustedKeysOf(keys), fixture.zips.get('1.0.0')!.sha256);
+    const oldCheck = verifyAttestation(old, trustedKeysOf(keys), {
+      artifactSha256: fixture.zips.get('1.0.0')!.sha256,
+    });
     expect(oldCheck).toMatchObject({ ok: true, keyid: keyA.keyid });
-    expect(verifyAttestation(current, trustedKeysOf(keys), fixture.zips.get('1.1.0')!.sha256)).toMatchObject({
+    expect(
+      verifyAttestation(current, trustedKeysOf(keys), { artifactSha256: fixture.zips.get('1.1.0')!.sha256 }),
+    ).toMatchObject({
       ok: true,
       keyid: keyB.keyid,
     });
@@ -76,7 +83,26 @@ describe.each(BACKENDS)('attestation key rotation (%s)', (backend) => {
     expect(resigned.signatures[0]).toEqual(old.signatures[0]);
     expect(resigned.signatures.map((s) => s.keyid)).toEqual([keyA.keyid, keyB.keyid]);
     expect(specVerify(resigned, only(keys, keyA.keyid), zipOf('1.0.0')).ok).toBe(true);
-    expect(specVerify(resigned, only(keys, keyB.keyid), zipOf('1.0.0')).ok).toBe(true);
+    // B now vouches for 1.0.0's time too: its window moves back to that statement's attested_at,
+    // so a buyer who trusts B alone (after a compromise of A) verifies the old release with B.
+    const oldAt = JSON.parse(Buffer.from(old.payload, 'base64').toString('utf8')).predicate.attested_at;
+    expect(oldAt).toBe(a!.not_before);
+    const after = (await keysDocument(t.ctx.database.db)) as KeysDocument;
+    expect(after.keys.map((key) => [key.keyid, key.not_before, key.not_after])).toEqual([
+      [keyA.keyid, a!.not_before, a!.not_after],
+      [keyB.keyid, oldAt, null],
+    ]);
+    expect(specVerify(resigned, only(after, keyB.keyid), zipOf('1.0.0')).ok).toBe(true);
+    expect(verifyAttestation(resigned, trustedKeysOf(only(after, keyB.keyid)))).toMatchObject({
+      ok: true,
+      keyid: keyB.keyid,
+    });
+    // With B's window as it was before the re-signing, B's signature on the older statement does not count.
+    expect(specVerify(resigned, only(keys, keyB.keyid), zipOf('1.0.0')).ok).toBe(false);
+    expect(verifyAttestation(resigned, trustedKeysOf(only(keys, keyB.keyid)))).toEqual({
+      ok: false,
+      reason: `key ${keyB.keyid} was not valid when the statement was signed: attested_at ${oldAt} is outside its window (${b!.not_before} to now)`,
+    });
 
     // The database itself refuses to change a statement or drop a signature.
     const db = t.ctx.database.db;
@@ -87,6 +113,29 @@ describe.each(BACKENDS)('attestation key rotation (%s)', (backend) => {
     // A retired key never signs again: going back to A fails the release's recording, not silently.
     t.config.attestationKey = seedA;
     await expect(addFixtureReleases(t, fixture, [{ version: '1.2.0' }])).rejects.toThrow(/retired/);
+  });
+
+  it("re-signing moves the key's window back over what it signed before, also on a run with nothing to sign", async () => {
+    const fixture = await publishedListingFixture(t, { releases: [{ version: '1.0.0' }] });
+    t.clock.advance(60_000);
+    t.config.attestationKey = seedB;
+    await addFixtureReleases(t, fixture, [{ version: '1.1.0' }]);
+    const db = t.ctx.database.db;
+    const before = (await keysDocument(db)) as KeysDocument;
+    // B's signature on 1.0.0 appended with no window change, as a re-signing did before windows moved.
+    const [unsigned] = await attestationsUnsignedBy(db, keyB.keyid, null, 10);
+    await appendSignature(db, unsigned!.releaseId, countersign(unsigned!.envelope, keyB));
+    expect((await keysDocument(db)).keys[1]!.not_before).toBe(before.keys[1]!.not_before);
+    expect(await operations['attestations.resign'].run(t.ctx, {})).toEqual({ keyid: keyB.keyid, signed: 0 });
+    const oldAt = JSON.parse(Buffer.from(unsigned!.envelope.payload, 'base64').toString('utf8')).predicate
+      .attested_at;
+    const after = (await keysDocument(db)) as KeysDocument;
+    expect(after.keys.map((key) => [key.keyid, key.not_before])).toEqual([
+      [keyA.keyid, before.keys[0]!.not_before],
+      [keyB.keyid, oldAt],
+    ]);
+    const resigned = await attestation(fixture.owner, fixture.slug, '1.0.0');
+    expect(specVerify(resigned, only(after, keyB.keyid), fixture.zips.get('1.0.0')!.bytes).ok).toBe(true);
   });
 
   it('backfills the releases recorded before attestations existed, once', async () => {

@@ -9,12 +9,15 @@ export type StatementJson = any;
  * (https://github.com/secure-systems-lab/dsse/blob/master/protocol.md: the signature is over
  * PAE = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths as ASCII decimals) and in-toto
  * Statement v1 (https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md), with
- * Ed25519 (RFC 8032) through node:crypto. The key id is the SHA-256 of the raw public key, as
+ * Ed25519 (RFC 8032) through node:crypto. The key id is the SHA-256 of the raw public key, and a
+ * key given with a window must have been valid at the statement's attested_at, as
  * docs/ATTESTATIONS.md says.
  */
 export function specVerify(
   envelope: { payloadType: string; payload: string; signatures: Array<{ keyid: string; sig: string }> },
-  keys: { keys: Array<{ keyid: string; public_key: string }> },
+  keys: {
+    keys: Array<{ keyid: string; public_key: string; not_before?: string; not_after?: string | null }>;
+  },
   zip: Buffer,
 ): { ok: true; keyid: string; statement: StatementJson } | { ok: false; reason: string } {
   if (envelope.payloadType !== 'application/vnd.in-toto+json') return { ok: false, reason: 'payload type' };
@@ -39,6 +42,17 @@ export function specVerify(
   });
   if (!good) return { ok: false, reason: 'no valid signature by a given key' };
   const statement = JSON.parse(body.toString('utf8'));
+  // docs/ATTESTATIONS.md: the statement's attested_at lies within the signing key's window.
+  const window = keys.keys.find((k) => k.keyid === good.keyid)!;
+  if (window.not_before !== undefined) {
+    const at = Date.parse(statement.predicate?.attested_at);
+    if (
+      !(at >= Date.parse(window.not_before)) ||
+      (window.not_after != null && !(at <= Date.parse(window.not_after)))
+    ) {
+      return { ok: false, reason: "the key was not valid at the statement's attested_at" };
+    }
+  }
   if (statement._type !== 'https://in-toto.io/Statement/v1')
     return { ok: false, reason: 'not a Statement v1' };
   if (typeof statement.predicateType !== 'string' || typeof statement.predicate !== 'object') {

@@ -194,6 +194,9 @@ describe('the buy-side MCP server through the official client', () => {
       argument: 'wallet_signature',
       address: wallet.address,
     });
+    // It says, as the HTTP route does, whether the version asked for is the one on sale.
+    expect(needed.details).toMatchObject({ version: '1.0.0', for_sale: true, version_on_sale: '1.0.0' });
+    expect(needed.message).toContain('1.0.0 is the version on sale');
     const refetch = await call('fetch_release', {
       owner: f.owner,
       slug: f.slug,

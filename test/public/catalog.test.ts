@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SITE_LINKS } from '../../src/platform/discovery-links.js';
+import { VERSIONS_SOLD } from '../../src/platform/errors.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 
 const LINK = '</.well-known/api-catalog>; rel="api-catalog"';
@@ -26,7 +28,15 @@ describe('discovery: API catalog and home page', () => {
       expect(entry['service-desc']).toEqual([
         { href: `${TEST_BASE_URL}/api/openapi.json`, type: 'application/openapi+json' },
       ]);
-      expect(entry['service-doc'][0].href).toBe(`${TEST_BASE_URL}/docs`);
+      // The buying skill and guide as markdown, for agents, then the docs for people.
+      expect(entry['service-doc']).toEqual([
+        { href: `${TEST_BASE_URL}/.well-known/agent-skills/buy-a-repo/SKILL.md`, type: 'text/markdown' },
+        { href: `${TEST_BASE_URL}/docs/buying.md`, type: 'text/markdown' },
+        { href: `${TEST_BASE_URL}/docs`, type: 'text/html' },
+      ]);
+      expect(entry.describedby).toEqual([
+        { href: `${TEST_BASE_URL}/.well-known/x402`, type: 'application/json' },
+      ]);
       expect(entry.status).toEqual([{ href: `${TEST_BASE_URL}/api/health`, type: 'application/json' }]);
       expect(entry['terms-of-service'][0].href).toBe(`${TEST_BASE_URL}/api/terms`);
       expect(entry['service-meta']).toContainEqual({
@@ -44,13 +54,60 @@ describe('discovery: API catalog and home page', () => {
     expect(res.body).toBe('');
   });
 
-  it('points to the catalog from the home page', async () => {
-    for (const method of ['GET', 'HEAD'] as const) {
-      const res = await t.app.inject({ method, url: '/' });
-      expect(res.statusCode).toBe(200);
-      expect(res.headers.link).toBe(LINK);
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  it('points every page to the catalog, the buying skill and the x402 resources', async () => {
+    for (const url of [
+      '/',
+      '/docs',
+      '/docs/buying',
+      '/docs/selling',
+      '/docs/errors',
+      '/app',
+      '/app/listings',
+    ]) {
+      for (const method of ['GET', 'HEAD'] as const) {
+        const res = await t.app.inject({ method, url });
+        expect(res.statusCode, url).toBe(200);
+        expect(res.headers.link, url).toBe(SITE_LINKS);
+        expect(res.headers['content-type'], url).toBe('text/html; charset=utf-8');
+      }
     }
+    // Each a link a client can follow: RFC 8288 targets with the relation the catalog uses.
+    const targets = [...SITE_LINKS.matchAll(/<([^>]+)>; rel="([^"]+)"/g)].map(([, href, rel]) => ({
+      href,
+      rel,
+    }));
+    expect(targets).toEqual([
+      { href: '/.well-known/api-catalog', rel: 'api-catalog' },
+      { href: '/.well-known/agent-skills/buy-a-repo/SKILL.md', rel: 'service-doc' },
+      { href: '/.well-known/x402', rel: 'describedby' },
+    ]);
+    for (const { href } of targets) expect((await t.app.inject({ url: href! })).statusCode, href).toBe(200);
+  });
+
+  it('serves the guides and the error reference as markdown at .md and to Accept: text/markdown', async () => {
+    for (const path of ['/docs/buying', '/docs/selling', '/docs/errors', '/docs/attestations/release/v1']) {
+      const asked = await t.app.inject({ url: path, headers: { accept: 'text/markdown' } });
+      const suffixed = await t.app.inject({ url: `${path}.md` });
+      for (const res of [asked, suffixed]) {
+        expect(res.statusCode, path).toBe(200);
+        expect(res.headers['content-type'], path).toBe('text/markdown; charset=utf-8');
+        expect(res.body, path).toMatch(/^# /);
+        expect(res.body, path).not.toContain('<html');
+      }
+      expect(asked.body).toBe(suffixed.body);
+      expect(asked.headers.vary).toBe('Accept');
+      // A browser's Accept still gets the page, and markdown is far smaller.
+      const browser = await t.app.inject({
+        url: path,
+        headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+      });
+      expect(browser.headers['content-type'], path).toBe('text/html; charset=utf-8');
+      expect(asked.body.length, path).toBeLessThan(browser.body.length);
+    }
+    const errors = (await t.app.inject({ url: '/docs/errors.md' })).body;
+    expect(errors).toContain('| `not_entitled` | 403 |');
+    expect(errors).toContain(VERSIONS_SOLD);
+    expect((await t.app.inject({ url: '/docs.md' })).statusCode).toBe(404);
   });
 
   it('serves the stylesheet the pages link to', async () => {

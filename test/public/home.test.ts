@@ -3,8 +3,9 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { markSourceState } from '../../src/listings/service.js';
 import { insertListing } from '../../src/listings/store.js';
+import { SITE_LINKS } from '../../src/platform/discovery-links.js';
 import { insertRelease } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import {
   newWallet,
   type RegisteredCreator,
@@ -81,8 +82,6 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
       publishedAt: t.clock.now(),
       changelog: `Release ${version}`,
       verdict,
-      priceMicro: 0n,
-      updatePriceMicro: 0n,
       // What the advisory re-check writes when later advisory data matches the release.
       ...(flagged
         ? {
@@ -134,7 +133,7 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['cache-control']).toBe('public, max-age=60');
-    expect(res.headers.link).toBe('</.well-known/api-catalog>; rel="api-catalog"');
+    expect(res.headers.link).toBe(SITE_LINKS);
     const csp = res.headers['content-security-policy'] as string;
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("form-action 'self'");

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SITE_LINKS } from '../../src/platform/discovery-links.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { PAGE_COMPUTED, PAGE_SCAN, publishedListingFixture } from '../support/listings.js';
 
@@ -23,7 +24,7 @@ describe('GET /{owner}/{slug}', () => {
     const res = await t.app.inject({ method: 'GET', url: `/${f.owner}/${f.slug}` });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/html');
-    expect(res.headers.link).toBe('</.well-known/api-catalog>; rel="api-catalog"');
+    expect(res.headers.link).toBe(SITE_LINKS);
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
     const html = res.body;
     for (const text of [

@@ -11,7 +11,7 @@ import { AppError } from '../../src/platform/errors.js';
 import { requestCut } from '../../src/releases/cut/claims.js';
 import { runCut } from '../../src/releases/cut/run.js';
 import { findCut, findRelease, storedBytesOf } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -100,7 +100,6 @@ describe.each(BACKENDS)('release limits on %s', (backend) => {
       publishedAt: t.clock.now(),
       changelog: '',
       verdict: 'pass',
-      updatePriceMicro: 0n,
     });
     const refused = await sync(listing, { ref: 'main', version: '1.0.0' });
     expectError(refused, 413, 'repo_too_large');

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/identity/api-keys.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease, insertRelease } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -130,7 +130,6 @@ describe.each(BACKENDS)('GET /api/listings/{id}/releases on %s', (backend) => {
           changelog: `Release ${version}`,
           verdict: 'fail',
           scan: { verdict: 'fail', findings: [{ check: 'limits', rule_id: 'file-count' }] },
-          updatePriceMicro: 0n,
         });
       }
       const publish = await t.app.inject({

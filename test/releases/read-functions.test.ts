@@ -7,7 +7,7 @@ import {
   publishedRelease,
   updateOffer,
 } from '../../src/releases/service.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { registerCreator } from '../identity/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
@@ -52,8 +52,6 @@ describe.each(BACKENDS)('release read functions on %s', (backend) => {
         publishedAt: t.clock.now(),
         changelog: `release ${version}`,
         verdict,
-        priceMicro: 5n,
-        updatePriceMicro: 0n,
       });
     }
     return { creator, listing: listing! };
@@ -77,17 +75,18 @@ describe.each(BACKENDS)('release read functions on %s', (backend) => {
     expect(await publishedRelease(db, listing.id, '1.2.0')).toBeNull();
     expect(await publishedRelease(db, listing.id, '2.0.0')).toBeNull();
     expect(await publishedRelease(db, listing.id, 'nonsense')).toBeNull();
-    const { releases: between, changes } = await updateOffer(db, listing.id, '0.9.0', '1.10.0');
+    const { releases: between, changes } = await updateOffer(db, listing, '0.9.0', '1.10.0');
     expect(between.map((r) => r.version)).toEqual(['1.0.0', '1.2.0', '1.10.0']);
     expect(between[1]?.scan).toBe('fail');
     expect(changes).toMatchObject({ from: '0.9.0', to: '1.10.0', releases: 3, failing_versions: ['1.2.0'] });
     expect(between[0]).toMatchObject({
       tag: 'v1.0.0',
       scan: 'pass',
-      price_micro: '5',
-      update_price_micro: '0',
+      // The listing's prices in force now, on every release.
+      price_micro: '999999999999999',
+      update_price_micro: listing.updatePriceMicro.toString(),
     });
-    expect((await updateOffer(db, listing.id, '1.0.0', '1.10.0')).releases.map((r) => r.version)).toEqual([
+    expect((await updateOffer(db, listing, '1.0.0', '1.10.0')).releases.map((r) => r.version)).toEqual([
       '1.2.0',
       '1.10.0',
     ]);

@@ -51,7 +51,6 @@ describe.each(BACKENDS)('release file trees on %s', (backend) => {
         changelog: '',
         verdict: 'fail',
         computed,
-        updatePriceMicro: 0n,
       })
       .returning();
     return release!.id;

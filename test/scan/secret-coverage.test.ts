@@ -6,6 +6,7 @@ import { FORMAT_RULES, formatSample } from '../../src/scan/secret-formats.js';
 import { SECRET_RULES } from '../../src/scan/secret-rules.js';
 import { createSecretScanner } from '../../src/scan/secrets.js';
 import { ALNUM, randomChars } from '../fixtures/git-repo.js';
+import { freshValue } from './fresh-secrets.js';
 
 const scanner = createSecretScanner();
 const scan = (path: string, text: string) => scanner.scan(path, text, lineIndex(text));
@@ -148,20 +149,20 @@ describe('secret coverage', () => {
     expect(missing).toEqual([]);
   });
 
-  const cases = FORMAT_RULES.flatMap((rule, r) =>
+  // The rules for tokens without a prefix of their own, each format with a fresh value under a name
+  // containing the provider's (`TWITTER_API_KEY = "…"`). Prefixed tokens are found standing alone
+  // (secret-anchors.test.ts).
+  const cases = FORMAT_RULES.filter((rule) => rule.names).flatMap((rule) =>
     rule.formats.map((format, f) => {
-      const value = formatSample(format, r * 31 + f + 7);
-      const name = rule.names?.[0];
-      // `TWITTER_API_KEY = "…"` for a named rule, a bare string for a prefixed token.
-      const line = name
-        ? `${/[_.-]$/.test(name) ? name : `${name}_`}api_key = "${value}"`
-        : `const token = "${value}";`;
+      const name = rule.names![0]!;
+      const line = () =>
+        `${/[_.-]$/.test(name) ? name : `${name}_`}api_key = "${freshValue(() => formatSample(format), rule.entropy)}"`;
       return [`${rule.id} #${f + 1}`, rule.id, line] as const;
     }),
   );
 
-  it.each(cases)('%s fires on a sample of its format', (_, id, line) => {
-    const findings = scan('src/settings.py', `# settings\n${line}\n`);
+  it.each(cases)('%s fires on a fresh value of its format after its name', (_, id, line) => {
+    const findings = scan('src/settings.py', `# settings\n${line()}\n`);
     expect(findings.map((f) => f.rule_id)).toContain(id);
     expect(findings.find((f) => f.rule_id === id)!.line).toBe(2);
   });

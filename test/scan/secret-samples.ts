@@ -88,6 +88,10 @@ export const SECRET_SAMPLES: Record<string, { positive: string; negative: string
     negative: `h${'f'}_${'a'.repeat(34)}`,
   },
   'groq-key': { positive: `gs${'k'}_${randomChars(52, ALNUM, 30)}`, negative: `gs${'k'}_${'x'.repeat(52)}` },
+  'vault-legacy-token': {
+    positive: `VAULT_ADDR=https://vault.internal:8200 vault login ${'s'}.${randomChars(24, ALNUM, 45)}`,
+    negative: 'const n = s.getElementsByTagNameNS(ns, tag).length + s.toString().length;',
+  },
   jwt: {
     positive: `${'eyJ'}hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.${'eyJ'}zdWIiOiIxMjM0NTY3ODkwIiwiaWF0IjoxNzAwMDAwMDAwfQ.${randomChars(43, `${ALNUM}_-`, 31)}`,
     negative: 'eyJ is how a base64 JSON object starts',

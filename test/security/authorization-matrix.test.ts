@@ -173,6 +173,7 @@ const MATRIX: Record<string, MatrixRow> = {
   'POST /api/listings/{id}/sync': { kind: 'key', payload: {}, foreignId: 'path' },
   'GET /api/listings/{id}/releases': { kind: 'key', foreignId: 'path' },
   'GET /api/listings/{id}/manifest': { kind: 'key', foreignId: 'path' },
+  'GET /api/listings/{id}/holders': { kind: 'key', foreignId: 'path' },
   'GET /api/creators/me/sales': {
     kind: 'key',
     query: (listingId) => ({ listing_id: listingId }),
@@ -244,8 +245,17 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
   afterAll(async () => t?.close());
 
   /** Nothing of the owner's that another caller should not see: its listing id, handle and wallet. */
-  const expectNoOwnerData = (body: string, context: string) => {
-    for (const secret of [listing.listingId, owner.handle, owner.wallet.address.toLowerCase()]) {
+  /**
+   * Nothing of the owner a caller may not know: its listing id, handle and wallet, but what the
+   * caller sent itself (the wallet routes are addressed by `<owner>/<slug>`, and a header may name
+   * the owner's address).
+   */
+  const expectNoOwnerData = (body: string, context: string, { sent = [] as string[] } = {}) => {
+    const said = sent.map((value) => value.toLowerCase());
+    const secrets = [listing.listingId, owner.handle, owner.wallet.address].filter(
+      (secret) => !said.includes(secret.toLowerCase()),
+    );
+    for (const secret of secrets) {
       expect(body.toLowerCase(), `${context} leaks ${secret}`).not.toContain(secret.toLowerCase());
     }
   };
@@ -417,13 +427,21 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
     const call = (route: OpenApiRoute, header: string) =>
       t.app.inject({ url: url(route), headers: { 'x-wallet-signature': header } });
 
-    /** One wrong signature per route: 401 invalid_signature, no owner data, no change. */
+    /**
+     * One wrong signature per route: 401 invalid_signature, no owner data, no change but one new,
+     * unused challenge for the wallet the header names, handed out in the refusal's details.
+     */
     async function expectRefused(name: string, header: (route: OpenApiRoute) => Promise<string>) {
       const found = walletRoutes();
       expect(found.length).toBe(4);
+      const challenges = () =>
+        t.database.query<{ nonce: string; address: string; purpose: string; used_at: unknown }>(
+          'select nonce, address, purpose, used_at from challenges',
+        );
       for (const route of found) {
         const value = await header(route);
-        const before = await databaseSnapshot(t);
+        const before = await databaseSnapshot(t, { without: ['challenges'] });
+        const nonces = new Set((await challenges()).rows.map((row) => row.nonce));
         const res = await call(route, value);
         const context = `${route.name} with ${name}`;
         const body = expectSpecError(res, t.config.baseUrl, context);
@@ -431,8 +449,19 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
           status: 401,
           code: 'invalid_signature',
         });
-        expectNoOwnerData(res.body, context);
-        expect(await databaseSnapshot(t), `${context}: the database changed`).toBe(before);
+        const named = JSON.parse(Buffer.from(value, 'base64').toString('utf8')).address as string;
+        expectNoOwnerData(res.body, context, { sent: [listing.owner, named] });
+        expect(
+          await databaseSnapshot(t, { without: ['challenges'] }),
+          `${context}: the database changed`,
+        ).toBe(before);
+        const fresh = (await challenges()).rows.filter((row) => !nonces.has(row.nonce));
+        expect(fresh, context).toEqual([
+          { nonce: expect.any(String), address: named, purpose: 'wallet_ownership', used_at: null },
+        ]);
+        const offered = (res.json() as { details: { wallet_challenge: { nonce: string; address: string } } })
+          .details.wallet_challenge;
+        expect(offered, context).toMatchObject({ nonce: fresh[0]!.nonce, address: named });
       }
     }
 

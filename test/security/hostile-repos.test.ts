@@ -10,7 +10,7 @@ import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease, storedBytesOf } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import {
@@ -152,7 +152,6 @@ describe.each(BACKENDS)('hostile repositories pushed over SSH on %s', (backend) 
       publishedAt: t.clock.now(),
       changelog: '',
       verdict: 'pass',
-      updatePriceMicro: 0n,
     });
     const work = await workRepo();
     await commitFile(work, 'a.txt', 'a\n', 'One');

@@ -5,9 +5,9 @@ import { insertListing, updateListing } from '../../src/listings/store.js';
 import { recordAttested } from '../../src/releases/cut/attest.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { encodeTreeParts } from '../../src/releases/inspection/tree-analysis.js';
-import { insertRelease } from '../../src/releases/store.js';
+import { insertRelease, markOnSale } from '../../src/releases/store.js';
 import { recordReleaseTree } from '../../src/releases/tree-store.js';
-import { parseVersion } from '../../src/releases/versions.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import type { TestApp } from './app.js';
 import { FixtureRepo } from './fixture-repo.js';
@@ -128,8 +128,6 @@ export async function addFixtureReleases(
         scan: release.scan ? { ...inspection.scan, ...release.scan } : inspection.scan,
         analyzerVersion: inspection.analyzerVersion,
         scannerVersion: inspection.scannerVersion,
-        priceMicro: listing.priceMicro,
-        updatePriceMicro: listing.updatePriceMicro,
       };
       const verdict = row.verdict;
       // Like a cut: a release whose verdict is final is attested in the transaction that writes it.
@@ -142,7 +140,12 @@ export async function addFixtureReleases(
               path.join(repo.dir, '.git'),
               commit,
               { ...row, verdict },
-              (tx) => insertRelease(tx, row),
+              async (tx) => {
+                const written = await insertRelease(tx, row);
+                // Like a passing cut: the release may be the listing's new one on sale.
+                if (verdict === 'pass') await markOnSale(tx, listing.id, now);
+                return written;
+              },
             );
       await recordReleaseTree(
         t.ctx.database.db,

@@ -220,9 +220,13 @@ export const releases = pgTable(
       .default('pending'),
     analyzerVersion: text('analyzer_version'),
     scannerVersion: text('scanner_version'),
-    /** Prices in force when the release was cut. */
-    priceMicro: micro('price_micro'),
-    updatePriceMicro: micro('update_price_micro').notNull(),
+    /**
+     * When the release first went on sale (became its published listing's newest passing release),
+     * and the listing's prices then; null for a release never on sale. Kept as first recorded.
+     */
+    onSaleAt: at('on_sale_at'),
+    onSalePriceMicro: micro('on_sale_price_micro'),
+    onSaleUpdatePriceMicro: micro('on_sale_update_price_micro'),
     /**
      * Set when advisory data that arrived after the scan matches one of the release's dependencies
      * with a blocking (HIGH, CRITICAL or malicious) record: `{advisory_ids, findings}`. The verdict

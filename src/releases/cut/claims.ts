@@ -5,7 +5,7 @@ import type { Listing } from '../../listings/service.js';
 import { isAppError } from '../../platform/errors.js';
 import { cutJob } from '../jobs.js';
 import { cutVersions, insertCut, type ReleaseCutRow, reclaimCut } from '../store.js';
-import { compareVersions, versionOfTag } from '../versions.js';
+import { compareVersions, versionOfTag } from '../../platform/versions.js';
 import { assertClaimAllowed } from './limits.js';
 
 /**

@@ -14,6 +14,7 @@ import {
   findRelease,
   finishCut,
   insertRelease,
+  markOnSale,
   otherCuts,
   type ReleaseCutRow,
   type ReleaseRow,
@@ -22,7 +23,7 @@ import {
   storedArtifact,
 } from '../store.js';
 import { recordReleaseTree } from '../tree-store.js';
-import { compareVersions, parseVersion } from '../versions.js';
+import { compareVersions, parseVersion } from '../../platform/versions.js';
 import { buildArtifact } from './artifact.js';
 import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
@@ -203,9 +204,12 @@ async function recordVerdict(
   gitDir: string,
   changes: InspectionRecord,
 ): Promise<boolean> {
-  const recorded = await recordAttested(ctx, listing, gitDir, release.commitSha, changes, async (tx) =>
-    (await recordInspection(tx, release.id, changes)) ? release : undefined,
-  );
+  const recorded = await recordAttested(ctx, listing, gitDir, release.commitSha, changes, async (tx) => {
+    if (!(await recordInspection(tx, release.id, changes))) return undefined;
+    // A passing release of a published listing may be the new one on sale.
+    if (changes.verdict === 'pass') await markOnSale(tx, listing.id, ctx.clock.now());
+    return release;
+  });
   return recorded !== undefined;
 }
 
@@ -218,8 +222,6 @@ function releaseFields(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, ch
     commitSha: cut.commitSha,
     publishedAt: ctx.clock.now(),
     changelog,
-    priceMicro: listing.priceMicro,
-    updatePriceMicro: listing.updatePriceMicro,
   };
 }
 

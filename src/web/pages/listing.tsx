@@ -1,4 +1,5 @@
 import { useCallback, useState } from 'preact/hooks';
+import { parseUsd } from '../../platform/usd.js';
 import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
@@ -308,6 +309,10 @@ function Actions({ listing, done }: { listing: Listing; done: () => Promise<void
 }
 
 function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<void> }) {
+  const holders = useLoad(
+    () => api<{ holders: number; updates_included: number }>('GET', `/listings/${listing.id}/holders`),
+    `holders-${listing.id}`,
+  );
   const [form, setForm] = useState({
     price: dollarsField(listing.pricing.price_micro),
     updatePrice: dollarsField(listing.pricing.update_price_micro),
@@ -362,6 +367,10 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
         onInput={set('updatePrice')}
         help={`Now: ${usd(listing.pricing.update_price_micro)}. What a holder pays for a newer version; 0 includes updates.`}
       />
+      <IncludedUpdates
+        holders={holders.data?.updates_included ?? 0}
+        updatePriced={(parseUsd(form.updatePrice.trim() || '0') ?? 0n) > 0n}
+      />
       <ListingWordsFields
         idPrefix="edit-"
         description={form.description}
@@ -372,6 +381,20 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
       />
       <button type="submit">Save</button>
     </form>
+  );
+}
+
+/**
+ * Buyers who paid while updates were included keep them: said beside the update price while it is
+ * set above zero, so the creator knows who will not pay it.
+ */
+function IncludedUpdates({ holders, updatePriced }: { holders: number; updatePriced: boolean }) {
+  if (!updatePriced || holders === 0) return null;
+  return (
+    <p class="notice" role="note">
+      {holders === 1 ? '1 holder' : `${holders} holders`} bought while updates were included:{' '}
+      {holders === 1 ? 'it receives' : 'they receive'} every later version free, whatever the update price.
+    </p>
   );
 }
 
