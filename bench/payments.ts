@@ -21,7 +21,6 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config.js';
 import { creators, listings, releases } from '../src/db/schema/index.js';
-import { paymentRail } from '../src/payments/context.js';
 import { startServer } from '../src/server.js';
 import { freePort } from '../test/support/process.js';
 import { createBenchDatabase } from './postgres.js';
@@ -118,7 +117,7 @@ const server = await startServer(config);
 try {
   const base = server.address;
   const { ctx } = server.runtime;
-  const rail = await paymentRail(ctx);
+  const rail = await ctx.rail();
   const db = ctx.database.db;
   // Bench fixture: a creator, a published listing and one passing release written directly.
   const [creator] = await db

@@ -10,11 +10,11 @@ import { parseArgs } from 'node:util';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { BASE_NETWORK, BASE_USDC } from '../src/payments/devnet/chain.js';
-import type { Offer } from '../src/payments/offer.js';
-import { paymentRequiredBody } from '../src/payments/payment-required.js';
-import { signQuote } from '../src/payments/quotes.js';
-import { type PaymentRail, USDC_DOMAIN } from '../src/payments/rail.js';
+import { BASE_NETWORK, BASE_USDC } from '../src/platform/chain-client.js';
+import type { Offer } from '../src/x402/offer.js';
+import { paymentRequiredBody } from '../src/x402/payment-required.js';
+import { signQuote } from '../src/x402/quotes.js';
+import { type PaymentRail, USDC_DOMAIN } from '../src/x402/rail.js';
 import { startReferenceServer } from './x402-reference.js';
 
 const { values } = parseArgs({

@@ -3,19 +3,19 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type ContractArtifact, compileContracts } from './solidity.js';
 
-export const DEVNET_CONTRACTS_DIR = path.resolve(import.meta.dirname, '../src/payments/devnet/contracts');
+export const DEVNET_CONTRACTS_DIR = path.resolve(import.meta.dirname, '../src/devnet/contracts');
 export const DEVNET_SOURCES = ['DevUSDC.sol', 'Multicall3.sol'].map((name) =>
   path.join(DEVNET_CONTRACTS_DIR, name),
 );
 export const DEVNET_ARTIFACTS_FILE = path.resolve(
   import.meta.dirname,
-  '../src/payments/devnet/generated/contract-artifacts.ts',
+  '../src/devnet/generated/contract-artifacts.ts',
 );
 
 /** The artifacts as a TypeScript module, so the ABIs are typed and the build needs no JSON copying. */
 export function renderArtifacts(artifacts: Record<string, ContractArtifact>): string {
   const lines = [
-    '// GENERATED from ../contracts by `npx tsx scripts/compile-contracts.ts`; do not edit. test/payments/contracts.test.ts recompiles and compares.',
+    '// GENERATED from ../contracts by `npx tsx scripts/compile-contracts.ts`; do not edit. test/devnet/contracts.test.ts recompiles and compares.',
     '',
   ];
   for (const artifact of Object.values(artifacts)) {

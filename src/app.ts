@@ -8,26 +8,27 @@ import {
 } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { App, AppContext } from './context.js';
+import { devnetRoutes } from './devnet/routes.js';
+import { earningsRoutes } from './earnings/routes.js';
 import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { identityRoutes } from './identity/routes.js';
 import { listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
-import { devnetRoutes } from './payments/devnet-routes.js';
-import { paymentRoutes } from './payments/routes.js';
-import { installCors } from './platform/cors.js';
+import { AppError } from './platform/errors.js';
+import { installCors } from './platform/http/cors.js';
 import {
   clientErrorHandler,
   frameworkErrorHandler,
   installErrorHandling,
   refuseConnectMethod,
-} from './platform/error-handler.js';
-import { AppError } from './platform/errors.js';
-import { BODY_LIMITS, installJsonBodyParser } from './platform/json-body.js';
-import { pruneUnreferencedSchemas } from './platform/openapi-prune.js';
-import { installRateLimits } from './platform/rate-limit.js';
-import { requestIdFor } from './platform/request-id.js';
-import { validatorCompiler } from './platform/zod-validation.js';
+} from './platform/http/error-handler.js';
+import { BODY_LIMITS, installJsonBodyParser } from './platform/http/json-body.js';
+import { pruneUnreferencedSchemas } from './platform/http/openapi-prune.js';
+import { requestIdFor } from './platform/http/request-id.js';
+import { validatorCompiler } from './platform/http/zod-validation.js';
+import { installRateLimits } from './platform/limits/rate-limit.js';
 import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
+import { buyerRoutes } from './purchases/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
 
@@ -156,7 +157,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
   await app.register(creatorDocumentRoutes, { ctx });
-  await app.register(paymentRoutes(ctx), { prefix: '/api' });
+  await app.register(buyerRoutes(ctx), { prefix: '/api' });
+  await app.register(earningsRoutes(ctx), { prefix: '/api' });
   if (ctx.config.payments.mode === 'devnet') await app.register(devnetRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });

@@ -85,7 +85,7 @@ function gitHost(config: Config): Promise<void> {
 /** The devnet chain and facilitator over HTTP, for processes in mainnet mode to share. */
 function devnetServe(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
-    const { startDevnetServer } = await import('./payments/devnet/serve.js');
+    const { startDevnetServer } = await import('./devnet/serve.js');
     const { startOperatorSocket } = await import('./operations.js');
     const runtime = await createContext(config, { openPayments: true });
     try {

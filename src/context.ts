@@ -7,14 +7,14 @@ import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import type { Repositories } from './git/repository-operations.js';
 import type { GitHubClient } from './github/client.js';
-import type { PaymentRail } from './payments/rail.js';
-import type { BlobStore } from './platform/blobs.js';
-import type { Caches } from './platform/caches.js';
+import type { BlobStore } from './platform/blobs/blobs.js';
+import type { Caches } from './platform/cache/caches.js';
+import type { ListingEvents } from './platform/cache/listing-events.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
-import type { ListingEvents } from './platform/listing-events.js';
-import type { PauseSwitch } from './platform/pause.js';
+import type { PauseSwitch } from './platform/limits/pause.js';
 import type { ReleaseInspector } from './releases/inspection/inspector.js';
+import type { PaymentRail } from './x402/rail.js';
 
 /**
  * What the process opens once and every domain shares, built by `createContext()` (src/runtime.ts)
@@ -36,10 +36,11 @@ export interface AppDeps {
   /** A Base chain client (BASE_RPC_URL, or the devnet chain): smart-wallet signatures verify through it. */
   chainClient?: PublicClient;
   /**
-   * Facilitator, chain and payTo (devnet or mainnet), opening or open: serve and worker open it at
-   * start, one-off commands on first use. Read it through `paymentRail(ctx)` (src/payments/context.ts).
+   * The payment rail: facilitator, chain and payTo (devnet or mainnet), opened on the first call
+   * and shared after. Serve and worker open it at start, one-off commands on first use (on devnet,
+   * opening replays the chain's journal).
    */
-  payments?: Promise<PaymentRail>;
+  rail(): Promise<PaymentRail>;
   /** Documents cached for this app (its base URL, its database); never shared with another app in the process. */
   caches: Caches;
   /** Announces a listing's public change to every cache, in this process and (PostgreSQL) the others. */

@@ -1,6 +1,6 @@
 import type { AppContext } from './context.js';
+import { payoutSweepJob, settlementReconcileJob } from './earnings/jobs.js';
 import { outboxRetryJob } from './identity/jobs.js';
-import { payoutSweepJob, settlementReconcileJob } from './payments/jobs.js';
 import type { AnyJobSpec } from './platform/jobs.js';
 import { advisoryRecheckJob, advisorySyncJob } from './releases/advisory-jobs.js';
 import { cutJob, resendCutsJob } from './releases/jobs.js';

@@ -10,7 +10,7 @@ import {
   type Operations,
   startControlServer,
 } from './platform/control.js';
-import { MicroUsdc, parseMicroUsdc } from './platform/money.js';
+import { MicroUsdc, parseMicroUsdc } from './platform/money/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 import { attestUnattestedReleases } from './releases/cut/attest.js';
 
@@ -43,7 +43,7 @@ export const operations = {
       amountMicro: MicroUsdc,
     }),
     async (ctx, { address, amountMicro }) => {
-      const { fundOnDevnet } = await import('./payments/devnet/fund.js');
+      const { fundOnDevnet } = await import('./devnet/fund.js');
       return fundOnDevnet(ctx, address as `0x${string}`, parseMicroUsdc(amountMicro));
     },
   ),

@@ -11,17 +11,18 @@ import { migrate } from './db/migrate.js';
 import { localRepositories, remoteRepositories } from './git/repositories.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
-import { openBlobStore } from './platform/blobs-config.js';
-import { Caches } from './platform/caches.js';
+import { openBlobStore } from './platform/blobs/config.js';
+import { Caches } from './platform/cache/caches.js';
+import { ListingEvents } from './platform/cache/listing-events.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { checkComplianceConfig } from './platform/compliance.js';
 import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
-import { ListingEvents } from './platform/listing-events.js';
+import { checkComplianceConfig } from './platform/limits/compliance.js';
+import { PauseSwitch } from './platform/limits/pause.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from './platform/limits/rate-limit-counters.js';
 import { createLogger } from './platform/logger.js';
-import { PauseSwitch } from './platform/pause.js';
-import { REDIS_COMMAND_TIMEOUT_MS } from './platform/rate-limit-store.js';
 import { loadOrCreateSecretFile } from './platform/secret-file.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
+import type { PaymentRail } from './x402/rail.js';
 
 export interface Runtime {
   ctx: AppContext;
@@ -111,6 +112,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     const mode = options.jobs ?? 'none';
     if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
+    let rail: Promise<PaymentRail> | undefined;
     const ctx: AppContext = {
       config,
       log,
@@ -129,11 +131,23 @@ export async function createContext(config: Config, options: ContextOptions = {}
       repositories: config.gitHostUrl
         ? remoteRepositories(config.gitHostUrl, appSecret)
         : localRepositories(config),
+      rail: () => {
+        rail ??= import('./x402/rail.js')
+          .then(({ openPaymentRail }) =>
+            openPaymentRail(config.payments, { database, appSecret, baseClient: chainClient }),
+          )
+          .then((opened) => {
+            // On devnet, smart-wallet signatures verify against the devnet chain.
+            if (opened.devnet) ctx.chainClient = opened.devnet.publicClient;
+            return opened;
+          });
+        return rail;
+      },
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
     // journal); one-off commands open it on first use.
     if (options.openPayments ?? mode !== 'none') {
-      await (await import('./payments/context.js')).paymentRail(ctx);
+      await ctx.rail();
     }
     if (mode === 'workers') {
       await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));

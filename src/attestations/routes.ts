@@ -1,9 +1,9 @@
 import type { App, AppContext } from '../context.js';
-import { cacheSlot } from '../platform/caches.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
-import { ReadCache } from '../platform/read-cache.js';
+import { cacheSlot } from '../platform/cache/caches.js';
+import { ReadCache } from '../platform/cache/read-cache.js';
+import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { AttestationKeysSchema } from './schemas.js';
 import { keysDocument } from './service.js';
 import { KEYS_PATH } from './urls.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { cacheSlot } from '../platform/caches.js';
+import { cacheSlot } from '../platform/cache/caches.js';
 import { loadOrCreateSecretFile } from '../platform/secret-file.js';
 import { countersign, type DsseEnvelope, signEnvelope } from './envelope.js';
 import { publicKeyFromRaw, publicKeyPem, type SigningKey, signingKeyFromSeed } from './keys.js';

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { ConnectionCaps } from '../config.js';
-import { peerBlock, peerKey } from '../platform/peer-key.js';
+import { peerBlock, peerKey } from '../platform/limits/peer-key.js';
 
 type Cap = 'total' | 'per_address' | 'per_block' | 'unauthenticated';
 

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Address, isAddressEqual } from 'viem';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
 import type { AuthenticatedCreator } from './api-keys.js';
 import {
   ChallengeRefused,

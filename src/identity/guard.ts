@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, onRouteHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
-import { HOOK_STAGES, type Hook, hooksOf, setHooks } from '../platform/route-hooks.js';
+import { HOOK_STAGES, type Hook, hooksOf, setHooks } from '../platform/http/route-hooks.js';
 import { type AuthenticatedCreator, assertScope, authenticateApiKey } from './api-keys.js';
 import type { Scope } from './scopes.js';
 

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { AppContext } from '../context.js';
-import { assertCountryAllowed, assertNotSanctioned } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
+import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
 import { issueApiKey } from './api-keys.js';
 import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } from './challenges.js';
 import { addressTaken } from './creators.js';

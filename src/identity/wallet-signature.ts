@@ -1,7 +1,7 @@
 import { type Address, getAddress } from 'viem';
 import type { AppContext } from '../context.js';
 import { AppError, isAppError, sentences } from '../platform/errors.js';
-import { parseClientJson } from '../platform/json-body.js';
+import { parseClientJson } from '../platform/http/json-body.js';
 import { issueChallenge, refusedAs, useChallenge } from './challenges.js';
 import { WalletProofSchema } from './schemas.js';
 
@@ -90,41 +90,68 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /** Codes a fresh signature can turn around: a signature refused, or a wallet that holds too little. */
 const CHALLENGED: ReadonlySet<string> = new Set(['invalid_signature', 'not_entitled']);
 
-/**
- * `error`, and when it is a wallet's refusal (`401 invalid_signature`, `403 not_entitled`) on a
- * request that names the wallet (the address inside its `X-Wallet-Signature`, valid or not, else
- * `?address=`), the same refusal carrying a fresh challenge for that wallet in
- * `details.wallet_challenge`: the retry needs no request for a challenge first. A challenge says
- * nothing of what the wallet holds.
- */
-export async function withWalletChallenge(
-  ctx: Pick<AppContext, 'database' | 'clock' | 'config'>,
-  error: unknown,
-  named: { header: string | string[] | undefined; address?: string },
-): Promise<unknown> {
-  if (!isAppError(error) || !CHALLENGED.has(error.code)) return error;
+/** A wallet a request names: the address inside its `X-Wallet-Signature` (valid or not), else `?address=`. */
+export interface NamedWallet {
+  header: string | string[] | undefined;
+  address?: string;
+}
+
+function namedAddress(named: NamedWallet): Address | undefined {
   let address = named.address;
   try {
     if (named.header !== undefined) address = decodeWalletSignature(named.header).address;
   } catch {
     // A header that does not decode names no wallet; `?address=` may.
   }
-  if (!address || !ADDRESS.test(address)) return error;
+  return address && ADDRESS.test(address) ? getAddress(address) : undefined;
+}
+
+/** A fresh challenge as the HTTP routes hand it out: for the `X-Wallet-Signature` of the next call. */
+export interface HttpWalletChallenge extends WalletChallengeOffer {
+  header: 'X-Wallet-Signature';
+  how: string;
+}
+
+/**
+ * A fresh challenge for the wallet a request names, for its next call: every answer of a wallet
+ * route, success or refusal, carries one when the request names a wallet, so a client never asks
+ * for a challenge first. Nothing when it names none. A challenge says nothing of what the wallet
+ * holds.
+ */
+export async function nextWalletChallenge(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'config'>,
+  named: NamedWallet,
+): Promise<HttpWalletChallenge | undefined> {
+  const address = namedAddress(named);
+  if (!address) return undefined;
+  return {
+    ...(await walletChallengeOffer(ctx, address)),
+    header: 'X-Wallet-Signature',
+    how: 'Sign `message` verbatim with EIP-191 personal_sign using this address, then send the header X-Wallet-Signature: standard base64 of the JSON {"address","nonce","signature"}. It works once, within 5 minutes.',
+  };
+}
+
+/**
+ * `error`, and when it is a wallet's refusal (`401 invalid_signature`, `403 not_entitled`) on a
+ * request that names the wallet, the same refusal carrying a fresh challenge for that wallet in
+ * `details.wallet_challenge`: the retry needs no request for a challenge first.
+ */
+export async function withWalletChallenge(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'config'>,
+  error: unknown,
+  named: NamedWallet,
+): Promise<unknown> {
+  if (!isAppError(error) || !CHALLENGED.has(error.code)) return error;
+  const challenge = await nextWalletChallenge(ctx, named);
+  if (!challenge) return error;
   return new AppError(error.code, {
     message: sentences(
       error.message,
       error.code === 'invalid_signature'
-        ? `Sign details.wallet_challenge.message with ${address} and send it as X-Wallet-Signature`
-        : `A fresh challenge for ${address} is in details.wallet_challenge`,
+        ? `Sign details.wallet_challenge.message with ${challenge.address} and send it as X-Wallet-Signature`
+        : `A fresh challenge for ${challenge.address} is in details.wallet_challenge`,
     ),
-    details: {
-      ...error.details,
-      wallet_challenge: {
-        ...(await walletChallengeOffer(ctx, getAddress(address))),
-        header: 'X-Wallet-Signature',
-        how: 'Sign `message` verbatim with EIP-191 personal_sign using this address, then send the header X-Wallet-Signature: standard base64 of the JSON {"address","nonce","signature"}. It works once, within 5 minutes.',
-      },
-    },
+    details: { ...error.details, wallet_challenge: challenge },
     headers: error.headers,
   });
 }

@@ -4,9 +4,9 @@ import { DEFAULT_BRANCH } from '../git/repos.js';
 import type { RepoRef } from '../github/client.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { AppError, type ErrorCode } from '../platform/errors.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { BODY_LIMITS } from '../platform/json-body.js';
-import { routeOptions } from '../platform/route-options.js';
+import { BODY_LIMITS } from '../platform/http/json-body.js';
+import { routeOptions } from '../platform/http/route-options.js';
+import { errorResponses } from '../platform/http/schemas.js';
 import { deployKeyFingerprint } from './deploy-keys.js';
 import { commitLicence } from './licence.js';
 import {

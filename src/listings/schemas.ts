@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from '../identity/handles.js';
-import { MicroUsdc, MicroUsdcInput } from '../platform/money.js';
+import { MicroUsdc, MicroUsdcInput } from '../platform/money/money.js';
 import { multiLineText, singleLineText } from '../platform/text-fields.js';
 import { scanHiddenUnicode } from '../scan/hidden-unicode.js';
 import { LICENCES } from './data/licence-texts.js';

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Config } from '../config.js';
 import type { HostKey } from '../git/host-keys.js';
 import { DEFAULT_BRANCH, remoteUrl } from '../git/repos.js';
-import { formatMicroUsdc } from '../platform/money.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
 import type {
   ListingCutSchema,
   ListingReleaseSchema,

@@ -2,12 +2,12 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { requestCountry } from '../platform/compliance.js';
 import { AppError } from '../platform/errors.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { BODY_LIMITS } from '../platform/json-body.js';
-import { peerKey } from '../platform/peer-key.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { BODY_LIMITS } from '../platform/http/json-body.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { requestCountry } from '../platform/limits/compliance.js';
+import { peerKey } from '../platform/limits/peer-key.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 
 /**
  * `/api/mcp`: the buy-side MCP server over stateless Streamable HTTP. Every POST gets a fresh

@@ -3,19 +3,15 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { walletChallengeOffer } from '../identity/wallet-signature.js';
 import { ManifestSchema, ReleaseSchema } from '../listings/schemas.js';
-import { offerFor } from '../payments/offer.js';
-import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../payments/schemas.js';
-import {
-  buyLatest,
-  fetchOwnedVersion,
-  type VersionSale,
-  versionSaleOf,
-  versionStatus,
-} from '../payments/service.js';
-import { SKILL_PATH } from '../platform/discovery-links.js';
 import { AppError } from '../platform/errors.js';
-import { formatMicroUsdc, MicroUsdc } from '../platform/money.js';
+import { SKILL_PATH } from '../platform/http/discovery-links.js';
+import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
 import { findManifest, listingUrls } from '../public/manifest.js';
+import { buyLatest } from '../purchases/buy.js';
+import { offerFor } from '../purchases/pricing.js';
+import { GrantSchema, PaymentRequiredSchema, VersionStatusSchema } from '../purchases/schemas.js';
+import { fetchOwnedVersion, type VersionSale, versionSaleOf } from '../purchases/service.js';
+import { versionStatus } from '../purchases/version-status.js';
 import { publicReleaseLog } from '../releases/service.js';
 import { defineTool, type McpTool } from './tool.js';
 
@@ -270,7 +266,7 @@ const fetchRelease = defineTool(
   },
   async (ctx, { owner, slug, version, wallet_signature, address }, caller) => {
     if (wallet_signature === undefined) {
-      const sale = await versionSaleOf(ctx, { owner, slug, version });
+      const sale = await versionSaleOf(ctx, { owner, slug, version }, 'mcp');
       throw await signatureNeeded(ctx, 'fetch_release', address, sale);
     }
     return fetchOwnedVersion(ctx, {
@@ -279,6 +275,7 @@ const fetchRelease = defineTool(
       version,
       walletSignature: wallet_signature,
       country: caller.country,
+      via: 'mcp',
     });
   },
 );

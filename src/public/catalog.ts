@@ -6,9 +6,9 @@ import {
   API_CATALOG_PATH,
   SKILL_PATH,
   X402_DISCOVERY_PATH,
-} from '../platform/discovery-links.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+} from '../platform/http/discovery-links.js';
+import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
 
 const LINKSET_TYPE = 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';
 

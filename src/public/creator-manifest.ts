@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { ListingIdParamsSchema, ManifestSchema } from '../listings/schemas.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { sendPrebuilt } from '../platform/prebuilt.js';
-import { routeOptions } from '../platform/route-options.js';
+import { sendPrebuilt } from '../platform/http/prebuilt.js';
+import { routeOptions } from '../platform/http/route-options.js';
+import { errorResponses } from '../platform/http/schemas.js';
 import { ownListingManifest } from './manifest.js';
 
 /** The creator's own read: never kept by a shared cache, nor by the browser. */

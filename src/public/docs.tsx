@@ -5,9 +5,9 @@ import Negotiator from 'negotiator';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
 import { sshHost } from '../listings/ssh-host.js';
-import { SITE_LINKS } from '../platform/discovery-links.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
-import { Markdown, pageHeaders, renderPage } from '../platform/page.js';
+import { SITE_LINKS } from '../platform/http/discovery-links.js';
+import { Markdown, pageHeaders, renderPage } from '../platform/http/page.js';
 import { buyingGuide, sellingGuide } from './guides.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: true });

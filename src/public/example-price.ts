@@ -1,4 +1,4 @@
-import { formatUsd } from '../platform/usd.js';
+import { formatUsd } from '../platform/money/usd.js';
 
 /**
  * The price of the selling guide's example listing, which the buying guide's program is set up to

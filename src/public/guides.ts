@@ -1,10 +1,11 @@
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { SshHost } from '../listings/ssh-host.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
-import { formatUsd } from '../platform/usd.js';
+import { formatUsd } from '../platform/money/usd.js';
 import { RELEASE_TAG_FORM } from '../platform/versions.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
 import { buyingSnippet, devnetSection } from './skill.js';
+import { verificationScript } from './verification-script.js';
 
 /**
  * The human guides under /docs, as markdown with the deployment's base URL (and, for selling, its
@@ -119,39 +120,7 @@ set \`EXPECT\` and \`ZIP\` at the top; five lines starting \`OK:\` mean the zip 
 the listing and version you bought, by a key valid when it signed; any \`FAILED:\` line means do not use it:
 
 \`\`\`sh
-EXPECT=<owner>/<slug>@<version>
-ZIP=<slug>-<version>.zip
-curl -so attestation.json <attestation_url>
-curl -so keys.json ${baseUrl}${KEYS_PATH}
-# 1. The zip is the statement's subject.
-jq -r '.payload' attestation.json | base64 -d > statement.json
-test "$(jq -r '.subject[0].digest.sha256' statement.json)" = "$(sha256sum "$ZIP" | cut -d' ' -f1)" \\
-  && echo "OK: the zip is the subject" || echo "FAILED: the zip is not the attested one; do not use it"
-# 2. The signature: Ed25519 over DSSE's pre-authentication encoding of the statement.
-KEYID=$(jq -r '.signatures[0].keyid' attestation.json)
-jq -r --arg k "$KEYID" '.keys[] | select(.keyid == $k) | .public_key_pem' keys.json > key.pem
-TYPE=$(jq -r '.payloadType' attestation.json)
-printf 'DSSEv1 %d %s %d ' "\${#TYPE}" "$TYPE" "$(wc -c < statement.json)" > pae.bin
-cat statement.json >> pae.bin
-jq -r '.signatures[0].sig' attestation.json | base64 -d > sig.bin
-openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in pae.bin -sigfile sig.bin \\
-  && echo "OK: the signature verifies" || echo "FAILED: the statement was altered or not signed by this key"
-# 3. The key id is the SHA-256 of the raw public key.
-test "$(openssl pkey -pubin -in key.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" = "$KEYID" \\
-  && echo "OK: the key id matches" || echo "FAILED: the key is not the one the signature names"
-# 4. The key was valid when it signed: the statement's attested_at lies within the key's window
-#    (all these times are UTC in one form, YYYY-MM-DDTHH:MM:SS.sssZ, so they compare as strings).
-AT=$(jq -r '.predicate.attested_at' statement.json)
-jq -e --arg k "$KEYID" --slurpfile s statement.json '($s[0].predicate.attested_at | strings) as $t
-  | .keys[] | select(.keyid == $k) | .not_before <= $t and (.not_after == null or $t <= .not_after)' \\
-  keys.json > /dev/null \\
-  && echo "OK: the key was valid at $AT" || echo "FAILED: the key was not valid at $AT, when the statement was signed"
-# 5. The statement is about the listing and version you bought.
-GOT=$(jq -r '.predicate | "\\(.listing.owner)/\\(.listing.slug)@\\(.version)"' statement.json)
-test "$GOT" = "$EXPECT" \\
-  && echo "OK: the statement is about $EXPECT" || echo "FAILED: the statement is about $GOT, not $EXPECT; do not use it"
-# What was attested:
-jq '.predicate | {listing: .listing.channel, version, tag, commit_sha, tree_sha, scan: .scan.verdict, attested_at}' statement.json
+${verificationScript(baseUrl)}
 \`\`\`
 
 Keys are rotated without breaking old attestations: the keys document keeps every key with its window
@@ -160,22 +129,26 @@ attestation gains a signature, never a different statement.
 
 ## 5. Fetch again, free
 
-Prove you control the wallet with a signed \`wallet_ownership\` challenge and fetch any version you own:
+Prove you control the wallet with a signed \`wallet_ownership\` challenge and fetch any version you
+own. Name your wallet (\`?address=\`, or the address inside an \`X-Wallet-Signature\`) and every answer,
+success or refusal, carries a fresh challenge for it as \`wallet_challenge\` (in \`details\` of an
+error): each signature works once, so sign the one the last answer gave for the next call.
 
 \`\`\`sh
-curl "${baseUrl}/api/auth/challenge?address=<your address>&purpose=wallet_ownership"
-# sign the returned message (EIP-191, personal_sign), then:
+# No signature yet: the refusal hands you a challenge (details.wallet_challenge).
+curl "${baseUrl}/api/r/<owner>/<slug>/v/<version>?address=<your address>"
+# Sign its message (EIP-191, personal_sign), then:
 WALLET_SIG=$(printf '{"address":"<address>","nonce":"<nonce>","signature":"<signature>"}' | base64 | tr -d '\\n')
 curl ${baseUrl}/api/r/<owner>/<slug>/v/<version> -H "X-Wallet-Signature: $WALLET_SIG"
-curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: $WALLET_SIG"
+# The grant carries wallet_challenge: sign it the same way for the next call, e.g.
+curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: $NEXT_WALLET_SIG"
 \`\`\`
 
-Each challenge works once. A refused request (\`401\`, \`403\`) that names your wallet, by its
-\`X-Wallet-Signature\` or by \`?address=<your address>\`, carries a fresh challenge for it in
-\`details.wallet_challenge\`: sign that one for the retry. Asking for a version you do not own says
-whether it is the one on sale; an older version cannot be bought. \`GET /api/v/<owner>/<slug>\` with the same header tells whether you own the
-latest version and what an upgrade costs; the snippet at \`/api/snippet/<owner>/<slug>\` is a
-paste-ready note telling a downstream agent to check that before each run.
+Asking for a version you do not own says whether it is the one on sale
+(\`details.for_sale\`, \`details.version_on_sale\`); an older version cannot be bought.
+\`GET /api/v/<owner>/<slug>\` with the same header tells whether you own the latest version and what
+an upgrade costs; the snippet at \`/api/snippet/<owner>/<slug>\` is a paste-ready note telling a
+downstream agent to check that before each run.
 
 ## Through MCP
 

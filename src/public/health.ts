@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { documentErrors } from '../platform/http-schemas.js';
+import { documentErrors } from '../platform/http/schemas.js';
 
 export const HealthSchema = z
   .object({

@@ -1,14 +1,16 @@
 import { LRUCache } from 'lru-cache';
+import Negotiator from 'negotiator';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { listingsOnShow, type ShownListingWithBuyers } from '../payments/buyers.js';
-import { offerFor } from '../payments/offer.js';
-import { cacheSlot } from '../platform/caches.js';
-import { SITE_LINKS } from '../platform/discovery-links.js';
-import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/page.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { cacheSlot } from '../platform/cache/caches.js';
+import { SITE_LINKS } from '../platform/http/discovery-links.js';
+import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/http/page.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
+import { formatUsd } from '../platform/money/usd.js';
 import { singleLineText } from '../platform/text-fields.js';
-import { formatUsd } from '../platform/usd.js';
+import { listingsOnShow, type ShownListingWithBuyers } from '../purchases/buyers.js';
+import { offerFor } from '../purchases/pricing.js';
+import { skillMarkdown } from './skill.js';
 
 /**
  * GET /: what the service is, the guides, and the listings on show: the newest and the most
@@ -109,7 +111,19 @@ export function registerHomeRoutes(app: App, ctx: AppContext): void {
     { schema: { hide: true }, config: rateLimitConfig(ctx.config, 'public') },
     async (request, reply) => {
       const view = viewOf(request.query);
-      reply.header('link', SITE_LINKS).headers(HOME_HEADERS).type('text/html; charset=utf-8');
+      reply.header('link', SITE_LINKS).header('vary', 'Accept');
+      if (
+        'kind' in view &&
+        view.kind === 'home' &&
+        new Negotiator(request.raw).mediaType(HOME_TYPES) === 'text/markdown'
+      ) {
+        return reply
+          .header('cache-control', 'public, max-age=60')
+          .header('x-content-type-options', 'nosniff')
+          .type('text/markdown; charset=utf-8')
+          .send(await agentHome(ctx));
+      }
+      reply.headers(HOME_HEADERS).type('text/html; charset=utf-8');
       if ('refused' in view) {
         return reply
           .code(400)
@@ -122,6 +136,53 @@ export function registerHomeRoutes(app: App, ctx: AppContext): void {
   app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(SITE_CSS),
   );
+}
+
+/** What the home page can be served as: the page, or, to a client that prefers it, markdown for agents. */
+const HOME_TYPES = ['text/html', 'text/markdown'];
+const AGENT_HOME_ROWS = 20;
+
+/**
+ * The home page for an agent that asks for markdown: what the service is, the newest listings on
+ * sale with their prices and manifests, then the buying skill (SKILL.md without its front matter),
+ * so one request is enough to learn the service and how to buy.
+ */
+async function agentHome(ctx: AppContext): Promise<string> {
+  const key = 'agent-home';
+  const cache = ctx.caches.get(homeCache);
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const { baseUrl } = ctx.config;
+  const newest = await listingsOnShow(ctx.database.db, {
+    order: 'newest',
+    words: [],
+    limit: AGENT_HOME_ROWS,
+    offset: 0,
+  });
+  const skill = skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet');
+  const lines = [
+    `# repo402 at ${baseUrl}`,
+    '',
+    'Private git repositories sold as versioned zip artifacts, paid per listing in USDC over HTTP 402 (x402 v2). ' +
+      `The API is described at ${baseUrl}/api/openapi.json, the resources on sale at ${baseUrl}/.well-known/x402; ` +
+      'how to buy follows the list.',
+    '',
+    `## On sale here, newest first (${newest.length === AGENT_HOME_ROWS ? `the first ${AGENT_HOME_ROWS}` : 'all'})`,
+    '',
+    ...(newest.length === 0
+      ? ['Nothing yet.']
+      : newest.map(
+          (listing) =>
+            `- \`${listing.owner}/${listing.slug}\` ${listing.version}, ${formatUsd(offerFor(listing, listing.version).amountMicro)} USD: ` +
+            `${listing.description.replace(/\s+/g, ' ').slice(0, DESCRIPTION_CHARS)} ` +
+            `(manifest ${baseUrl}/api/label/${listing.owner}/${listing.slug})`,
+        )),
+    '',
+    skill.slice(skill.indexOf('\n---\n', 4) + 5).trimStart(),
+  ];
+  const text = lines.join('\n');
+  cache.set(key, text);
+  return text;
 }
 
 /** The list of listings in `order` matching `words`, at `page` (an empty search and page 1 left out). */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { ManifestSchema } from '../listings/schemas.js';
-import { errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
-import { sendPrebuilt } from '../platform/prebuilt.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses, OwnerSlugParams } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { findManifest } from './manifest.js';
 
 /** Free and cacheable: shared caches may keep it a minute and serve it stale while revalidating. */

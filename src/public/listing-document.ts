@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { isReservedHandle } from '../identity/handles.js';
-import { errorResponses, OwnerSlugParams } from '../platform/http-schemas.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { errorResponses, OwnerSlugParams } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { findManifest, type ManifestView } from './manifest.js';
 
 /** A public text document about one live listing (its page, its snippet), cached for a minute. */

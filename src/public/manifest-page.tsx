@@ -1,9 +1,10 @@
 import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
-import { offerFor } from '../payments/offer.js';
-import { SITE_LINKS, SKILL_PATH } from '../platform/discovery-links.js';
-import { pageHeaders, renderPage } from '../platform/page.js';
-import { formatUsd } from '../platform/usd.js';
+import { VERSIONS_SOLD } from '../platform/errors.js';
+import { SITE_LINKS, SKILL_PATH } from '../platform/http/discovery-links.js';
+import { pageHeaders, renderPage } from '../platform/http/page.js';
+import { formatUsd } from '../platform/money/usd.js';
+import { offerFor } from '../purchases/pricing.js';
 import { recentReleases } from '../releases/service.js';
 import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
 import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
@@ -163,7 +164,11 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
           <h2>Buy</h2>
           {retired ? (
             <p>This listing is retired: it is no longer sold. Holders fetch what they own as below.</p>
-          ) : null}
+          ) : (
+            <p id="what-is-sold">
+              On sale: version <code>{release.version}</code>. {VERSIONS_SOLD}
+            </p>
+          )}
           <ol>
             <li>
               HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization to
@@ -293,6 +298,9 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                   <tr>
                     <td>
                       <code>{entry.version}</code>
+                      {!retired && entry.version === release.version ? (
+                        <span class="badge ok">on sale</span>
+                      ) : null}
                     </td>
                     <td>{entry.published_at.slice(0, 10)}</td>
                     <td>

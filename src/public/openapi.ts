@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { App } from '../context.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
 
 const OpenApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({ version: z.string() }) });
 

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
-import { DEVNET_NOTE } from '../payments/devnet-routes.js';
-import { SKILL_NAME, SKILL_PATH } from '../platform/discovery-links.js';
+import { DEVNET_NOTE } from '../devnet/routes.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
-import { formatUsd } from '../platform/usd.js';
+import { SKILL_NAME, SKILL_PATH } from '../platform/http/discovery-links.js';
+import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { formatUsd } from '../platform/money/usd.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
+import { verificationScript } from './verification-script.js';
 
 /**
  * The buy procedure as an Agent Skill (SKILL.md with YAML front matter), and the draft well-known
@@ -37,7 +38,7 @@ const SkillIndexSchema = z
 
 /**
  * The one complete buying program for the official x402 client, as SKILL.md and /docs/buying show
- * it, set up for the example price. test/payments/official-client.test.ts runs this very text, as
+ * it, set up for the example price. test/purchases/official-client.test.ts runs this very text, as
  * each document serves it, against listings priced above $1.
  */
 export function buyingSnippet(baseUrl: string): string {
@@ -47,19 +48,20 @@ import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
 
-const RESOURCE = '${baseUrl}/api/r/<owner>/<slug>';
 // The client refuses any payment above $1.00 unless told otherwise: set this to at least the
 // price on sale (the manifest's price_micro / 1,000,000 dollars; the 402's extra.instructions name it).
 const MAX_PER_PAYMENT = '${EXAMPLE_PRICE_USD}';
 
 const account = privateKeyToAccount(process.env.PRIVATE_KEY as \`0x\${string}\`);
+// ?address= names your wallet: the grant then carries wallet_challenge, signed for your next call.
+const RESOURCE = \`${baseUrl}/api/r/<owner>/<slug>?address=\${account.address}\`;
 const pay = wrapFetchWithPaymentFromConfig(fetch, {
   schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
   spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT },
 });
 const response = await pay(RESOURCE);
 if (!response.ok) throw new Error(\`\${response.status}: \${await response.text()}\`);
-const grant = await response.json(); // { download_url (5 minutes), version, artifact_sha256, kind, transaction, ... }
+const grant = await response.json(); // { download_url (5 minutes), version, artifact_sha256, kind, transaction, attestation_url, wallet_challenge, ... }
 const zip = Buffer.from(await (await fetch(grant.download_url)).arrayBuffer());
 if (createHash('sha256').update(zip).digest('hex') !== grant.artifact_sha256) throw new Error('checksum mismatch');
 console.log(grant.kind, grant.version, grant.transaction, zip.length);`;
@@ -158,25 +160,31 @@ the settlement. Download the zip with a plain \`fetch\` (not the payment-wrapped
 answers \`402 expired_authorization\` with no payment to make, and a wrapped fetch would try to read
 one) and check its SHA-256 against \`artifact_sha256\`.
 
-Then verify it against the release's signed attestation before you use it: fetch \`attestation_url\`
-(an in-toto statement in a DSSE envelope, Ed25519) and the keys at \`${baseUrl}${KEYS_PATH}\` (save them
-once), and check it with the curl, jq and openssl steps of ${baseUrl}/docs/buying (section 4, with
-\`EXPECT=<owner>/<slug>@<version>\`, what you bought: five lines starting \`OK:\`, no \`FAILED:\`), or, with
-repo402's source checked out and built, \`node dist/cli.js verify <zip> attestation.json --key keys.json
---expect <owner>/<slug>@<version>\` (\`repo402 verify\`; it prints \`verified\` naming that listing and
-version). It proves the zip is that listing's release at that version, which commit, tree and scan it
-came from, and that the signing key was valid when it signed, without trusting the download URL. A zip
-that does not verify is not what you bought from repo402: do not use it.
+Then verify it against the release's signed attestation before you use it: \`attestation_url\` (an
+in-toto statement in a DSSE envelope, Ed25519) and the keys at \`${baseUrl}${KEYS_PATH}\` (fetch them once
+and keep them). With the zip saved as \`<slug>-<version>.zip\` and \`EXPECT\` set to what you bought, these
+steps (curl, jq, base64, sha256sum, OpenSSL 3; on macOS \`shasum -a 256\`) print five lines starting
+\`OK:\`; any \`FAILED:\` means do not use the zip:
+
+\`\`\`sh
+${verificationScript(baseUrl)}
+\`\`\`
+
+With repo402's source checked out and built, \`node dist/cli.js verify <zip> attestation.json --key
+keys.json --expect <owner>/<slug>@<version>\` (\`repo402 verify\`) does the same and prints \`verified\`.
+It proves the zip is that listing's release at that version, which commit, tree and scan it came
+from, and that the signing key was valid when it signed, without trusting the download URL.
 
 ## 4. Fetch what you own again, free
 
-Prove control of the wallet: \`GET ${baseUrl}/api/auth/challenge?address=<address>&purpose=wallet_ownership\`
-returns a \`message\`; sign it verbatim (EIP-191 \`personal_sign\`) and send the header
-\`X-Wallet-Signature: base64({"address","nonce","signature"})\`. Each challenge is single use and
-lives 5 minutes. Every refusal of a wallet route (\`401 invalid_signature\`, \`403 not_entitled\`)
-carries a fresh challenge for your wallet in \`details.wallet_challenge\` when the request names it
-(the address inside your \`X-Wallet-Signature\`, or \`?address=<address>\` on the URL): sign that one
-for the retry, no extra request.
+Prove control of the wallet with a signed challenge: its \`message\`, signed verbatim (EIP-191
+\`personal_sign\`), sent as the header \`X-Wallet-Signature: base64({"address","nonce","signature"})\`.
+Each challenge works once and lives 5 minutes. **Name your wallet and you never ask for one:**
+every answer of a wallet route (the buy route, re-fetch, version status, entitlements), success or
+refusal, to a request that names a wallet (the address inside its \`X-Wallet-Signature\`, or
+\`?address=<address>\` on the URL) carries a fresh challenge for it as \`wallet_challenge\` (in
+\`details\` of an error): sign that one for your next call. \`GET ${baseUrl}/api/auth/challenge?address=<address>&purpose=wallet_ownership\`
+gives one too.
 
 - \`GET ${baseUrl}/api/r/<owner>/<slug>/v/<version>\` with \`X-Wallet-Signature\`: a fresh grant for a
   version you own (\`403 not_entitled\` otherwise). Owned versions stay fetchable forever, also after
@@ -205,7 +213,7 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`insufficient_balance\` | 402 | fund the payer with USDC on eip155:8453 |
 | \`expired_authorization\` | 402 | on a buy: request a fresh 402 and sign it; on a download URL (they live 5 minutes): re-fetch the version for a fresh one, nothing to pay |
 | \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
-| \`invalid_signature\` | 401 | take a new challenge and sign it |
+| \`invalid_signature\` | 401 | sign \`details.wallet_challenge\` (present when the request named your wallet) and retry; on a re-fetch, \`details.for_sale: false\` says the version is not sold, so sign only if your wallet owns it |
 | \`not_entitled\` | 403 | your wallet does not own that version; only the version on sale can be bought (\`details.version_on_sale\`, \`details.resource_url\`) |
 | \`retired\` | 410 | no longer sold; owned versions stay fetchable |
 | \`sanctioned_counterparty\` | 403 | no retry succeeds |

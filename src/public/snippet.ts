@@ -1,5 +1,5 @@
 import type { App, AppContext } from '../context.js';
-import { formatUsd } from '../platform/usd.js';
+import { formatUsd } from '../platform/money/usd.js';
 import { registerListingDocument } from './listing-document.js';
 import { listingUrls, type ManifestView } from './manifest.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
+import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
 
 const TermsDocumentSchema = z.object({ version: z.string(), url: z.string(), text: z.string() });
 export const TermsSchema = TermsDocumentSchema.extend({ buyer_terms: TermsDocumentSchema }).meta({

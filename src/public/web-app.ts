@@ -3,10 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
-import { SITE_LINKS } from '../platform/discovery-links.js';
 import { AppError } from '../platform/errors.js';
-import { STYLESHEET_PATH } from '../platform/page.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { SITE_LINKS } from '../platform/http/discovery-links.js';
+import { STYLESHEET_PATH } from '../platform/http/page.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 
 /**
  * The creator web app at /app: one HTML shell for every path under it (the app routes in the

@@ -1,15 +1,14 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { listLiveListings } from '../listings/catalog.js';
-import { paymentRail } from '../payments/context.js';
-import { offerFor, pricedListing } from '../payments/offer.js';
-import { acceptedOffer, bazaarFor } from '../payments/payment-required.js';
-import { listingCacheSlot } from '../platform/caches.js';
-import { SKILL_PATH, X402_DISCOVERY_PATH } from '../platform/discovery-links.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { formatMicroUsdc } from '../platform/money.js';
-import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/prebuilt.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
+import { listingCacheSlot } from '../platform/cache/caches.js';
+import { SKILL_PATH, X402_DISCOVERY_PATH } from '../platform/http/discovery-links.js';
+import { type Prebuilt, prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
+import { offerFor, pricedListing } from '../purchases/pricing.js';
+import { acceptedOffer, bazaarFor } from '../x402/payment-required.js';
 
 /**
  * `/.well-known/x402`: every resource on sale. No format is ratified, so one document serves the
@@ -49,7 +48,7 @@ function discoveryDocument(ctx: AppContext): Promise<Prebuilt> {
 
 async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
   const { baseUrl } = ctx.config;
-  const rail = await paymentRail(ctx);
+  const rail = await ctx.rail();
   const live = await listLiveListings(ctx.database.db, MAX_RESOURCES);
   const items = live
     .flatMap((listing) => {

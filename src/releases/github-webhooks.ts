@@ -10,10 +10,10 @@ import {
   rebindInstallation,
 } from '../listings/service.js';
 import { AppError, isAppError } from '../platform/errors.js';
+import { versionOfTag } from '../platform/versions.js';
 import { requestCut } from './cut/claims.js';
 import { cutSource, isSourceRefusal, reachableSource } from './cut/sources.js';
 import { cutVersions, earlierDelivery, recordDelivery, recordTagChange } from './store.js';
-import { versionOfTag } from '../platform/versions.js';
 
 /**
  * GitHub App webhook deliveries. A delivery is believed only when its `X-Hub-Signature-256` is the

@@ -4,10 +4,10 @@ import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { ListingIdParamsSchema } from '../listings/schemas.js';
 import { listingRelease } from '../listings/views.js';
-import { errorResponses } from '../platform/http-schemas.js';
-import { sendPrebuilt } from '../platform/prebuilt.js';
-import { rateLimitConfig } from '../platform/rate-limit.js';
-import { routeOptions } from '../platform/route-options.js';
+import { sendPrebuilt } from '../platform/http/prebuilt.js';
+import { routeOptions } from '../platform/http/route-options.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { syncListing } from './cut/sync.js';
 import { handleGitHubDelivery } from './github-webhooks.js';
 import {

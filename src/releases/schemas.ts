@@ -35,7 +35,14 @@ export const ReleaseLogSchema = z
     status: z
       .enum(['published', 'retired'])
       .meta({ description: '`retired`: no longer sold; the log stays' }),
-    releases: z.array(ReleaseSchema),
+    version_on_sale: z.string().nullable().meta({
+      description:
+        'The one version sold: the newest release whose scan passed; null once retired. Older versions cannot be bought; a wallet re-fetches any it owns',
+    }),
+    releases: z.array(ReleaseSchema).meta({
+      description:
+        'Every release, failing and pending ones too, newest first; each entry carries the listing’s prices in force now, and first_on_sale what it was first sold at',
+    }),
     next_cursor: z.string().nullable(),
   })
   .meta({ id: 'ReleaseLog' });

@@ -5,10 +5,11 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { findPublicListing } from '../listings/public-listings.js';
 import { ownedListing } from '../listings/service.js';
-import { listingCacheSlot } from '../platform/caches.js';
+import { listingCacheSlot } from '../platform/cache/caches.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
-import { type Prebuilt, prebuilt } from '../platform/prebuilt.js';
+import { type Prebuilt, prebuilt } from '../platform/http/prebuilt.js';
+import { parseVersion, VERSION_PATTERN } from '../platform/versions.js';
 import {
   cutsOf,
   findRelease,
@@ -18,7 +19,6 @@ import {
   type ReleaseRow,
   releasePage,
 } from './store.js';
-import { parseVersion, VERSION_PATTERN } from '../platform/versions.js';
 import { type PricesInForce, type ReleaseBody, type ReleaseLinks, releaseBody } from './views.js';
 
 /**
@@ -104,6 +104,8 @@ export interface ReleaseLogPage {
   owner: string;
   slug: string;
   status: 'published' | 'retired';
+  /** The one version sold, the newest passing release of a published listing; null once retired. */
+  versionOnSale: string | null;
   releases: ReleaseBody[];
   nextCursor: string | null;
 }
@@ -137,10 +139,12 @@ export async function releaseLog(
   const listing = await findPublicListing(db, owner, slug);
   if (!listing) throw new AppError('not_found', { message: 'No such listing' });
   const page = await releasePageOf(db, listing.id, cursor);
+  const onSale = listing.status === 'published' ? await latestPassingRelease(db, listing.id) : null;
   return {
     owner: listing.owner,
     slug: listing.slug,
     status: listing.status,
+    versionOnSale: onSale?.version ?? null,
     releases: page.releases.map((row) =>
       releaseBody(row, listing, { baseUrl, owner: listing.owner, slug: listing.slug }),
     ),
@@ -153,6 +157,7 @@ export interface ReleaseLogBody {
   owner: string;
   slug: string;
   status: ReleaseLogPage['status'];
+  version_on_sale: string | null;
   releases: ReleaseBody[];
   next_cursor: string | null;
 }
@@ -177,6 +182,7 @@ export function publicReleaseLog(
       owner: page.owner,
       slug: page.slug,
       status: page.status,
+      version_on_sale: page.versionOnSale,
       releases: page.releases,
       next_cursor: page.nextCursor,
     };

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { Db } from '../db/connect.js';
+import { parseVersion } from '../platform/versions.js';
 import type { Capabilities } from '../scan/types.js';
 import type { UpdateChangesSchema } from './schemas.js';
 import { type ReleaseRow, releasesFromTo } from './store.js';
-import { parseVersion } from '../platform/versions.js';
 import { type PricesInForce, type ReleaseBody, releaseBody } from './views.js';
 
 export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { attestationUrl } from '../attestations/urls.js';
 import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
-import { formatMicroUsdc } from '../platform/money.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
 import type { ReleaseRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;

@@ -1,4 +1,4 @@
-import { formatUsd } from '../platform/usd.js';
+import { formatUsd } from '../platform/money/usd.js';
 
 /** "$19.99" from a micro-USDC string; "Free" for zero; "not set" for null. */
 export function usd(micro: string | null | undefined): string {

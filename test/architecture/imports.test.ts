@@ -21,10 +21,21 @@ const MAY_IMPORT: Record<string, string[]> = {
   attestations: ['platform', 'db'],
   listings: ['identity', 'github', 'git', 'scan', 'analysis', 'platform', 'db'],
   releases: ['attestations', 'listings', 'identity', 'github', 'git', 'analysis', 'scan', 'platform', 'db'],
-  payments: ['attestations', 'releases', 'listings', 'identity', 'platform', 'db'],
+  // The local chain that stands in for Base: the EDR node, its facilitator, funding, its routes.
+  devnet: ['platform', 'db'],
+  // The x402 protocol and the rail under it: headers, the 402 body, quotes, the authorization's
+  // digest and state, the facilitator and chain (devnet or Base) that settle and pay out.
+  x402: ['devnet', 'releases', 'platform', 'db'],
+  // The purchase: offers and prices, buying, settlement and its reconciliation, holdings, grants,
+  // re-fetches, entitlements, version status.
+  purchases: ['x402', 'attestations', 'releases', 'listings', 'identity', 'platform', 'db'],
+  // The creator's money: ledger, sales, payouts and their sweeps.
+  earnings: ['purchases', 'x402', 'listings', 'identity', 'platform', 'db'],
   public: [
     'attestations',
-    'payments',
+    'purchases',
+    'x402',
+    'devnet',
     'releases',
     'listings',
     'identity',
@@ -33,12 +44,12 @@ const MAY_IMPORT: Record<string, string[]> = {
     'platform',
     'db',
   ],
-  mcp: ['attestations', 'public', 'payments', 'releases', 'listings', 'identity', 'platform', 'db'],
+  mcp: ['attestations', 'public', 'purchases', 'x402', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
   web: ['scan', 'platform'],
 };
 /** Server files whose code the browser bundle may include: pure, no Node built-ins, no database. */
-const BROWSER_SAFE = new Set(['platform/usd.ts']);
+const BROWSER_SAFE = new Set(['platform/money/usd.ts']);
 /** Files at the top of src/ every folder may import: the shared context and configuration types. */
 const CONTRACT = new Set(['context.ts', 'config.ts']);
 
@@ -113,6 +124,19 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** Imports from a folder into one above it (or one its row of MAY_IMPORT does not name), as `from -> to`. */
+function upwardImports(edges: Array<{ from: string; to: string }>): string[] {
+  return edges
+    .filter(({ from, to }) => {
+      const source = folderOf(from);
+      const target = folderOf(to);
+      if (!source) return false; // the composition root (app.ts, runtime.ts, cli.ts, …)
+      if (!target) return !CONTRACT.has(to);
+      return source !== target && !MAY_IMPORT[source]!.includes(target);
+    })
+    .map(({ from, to }) => `${from} -> ${to}`);
+}
+
 describe('the import graph of src/', () => {
   const graph = importGraph();
   const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
@@ -123,16 +147,35 @@ describe('the import graph of src/', () => {
   });
 
   it('only imports downwards between folders', () => {
-    const wrong = edges
-      .filter(({ from, to }) => {
-        const source = folderOf(from);
-        const target = folderOf(to);
-        if (!source) return false; // the composition root (app.ts, runtime.ts, cli.ts, …)
-        if (!target) return !CONTRACT.has(to);
-        return source !== target && !MAY_IMPORT[source]!.includes(target);
-      })
-      .map(({ from, to }) => `${from} -> ${to}`);
-    expect(wrong).toEqual([]);
+    expect(upwardImports(edges)).toEqual([]);
+  });
+
+  it('refuses an import against the table, between the payment folders as between any', () => {
+    const planted = [
+      { from: 'devnet/chain.ts', to: 'x402/rail.ts' },
+      { from: 'x402/payment-required.ts', to: 'purchases/pricing.ts' },
+      { from: 'purchases/buy.ts', to: 'earnings/payouts.ts' },
+      { from: 'earnings/payouts.ts', to: 'x402/rail.ts' },
+    ];
+    expect(upwardImports(planted)).toEqual([
+      'devnet/chain.ts -> x402/rail.ts',
+      'x402/payment-required.ts -> purchases/pricing.ts',
+      'purchases/buy.ts -> earnings/payouts.ts',
+    ]);
+  });
+
+  it('is a layering: no two folders may import each other, through any chain of folders', () => {
+    const reaches = (from: string, seen = new Set<string>()): Set<string> => {
+      for (const next of MAY_IMPORT[from] ?? []) {
+        if (!seen.has(next)) {
+          seen.add(next);
+          reaches(next, seen);
+        }
+      }
+      return seen;
+    };
+    const circular = Object.keys(MAY_IMPORT).filter((folder) => reaches(folder).has(folder));
+    expect(circular).toEqual([]);
   });
 
   it("never lets a domain import another domain's store", () => {

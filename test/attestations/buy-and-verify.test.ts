@@ -12,7 +12,7 @@ import {
   fundedWallet,
   type PaymentsTestApp,
   publishListing,
-} from '../payments/support.js';
+} from '../purchases/support.js';
 import { codeBlocks } from '../support/code-blocks.js';
 import { BACKENDS } from '../support/db.js';
 import { freePort, runCli } from '../support/process.js';

@@ -12,7 +12,7 @@ import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { computedParts, findRelease } from '../../src/releases/store.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
-import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../payments/support.js';
+import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../purchases/support.js';
 import { commitFile, eventually, gitOverSsh, workRepo } from '../releases/support.js';
 import { SECRET_SAMPLES } from '../scan/secret-samples.js';
 import { freePort } from '../support/process.js';

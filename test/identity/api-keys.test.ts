@@ -5,8 +5,8 @@ import { apiKeys } from '../../src/db/schema/index.js';
 import { issueApiKey, SESSION_TTL_MS } from '../../src/identity/api-keys.js';
 import { creatorOf, requireApiKey } from '../../src/identity/guard.js';
 import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
-import { errorResponses } from '../../src/platform/http-schemas.js';
-import { rateLimitConfig } from '../../src/platform/rate-limit.js';
+import { errorResponses } from '../../src/platform/http/schemas.js';
+import { rateLimitConfig } from '../../src/platform/limits/rate-limit.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import {

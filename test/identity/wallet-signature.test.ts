@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { encodeWalletSignature, verifyWalletSignatureHeader } from '../../src/identity/wallet-signature.js';
-import { errorResponses } from '../../src/platform/http-schemas.js';
+import { errorResponses } from '../../src/platform/http/schemas.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import { expectError, newWallet, signedChallenge, walletSignatureHeader } from './support.js';

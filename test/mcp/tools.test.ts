@@ -12,7 +12,7 @@ import {
   type PaymentsTestApp,
   signPayment,
   walletSignatureHeader,
-} from '../payments/support.js';
+} from '../purchases/support.js';
 import { patchListingFixture, publishedListingFixture } from '../support/listings.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are asserted field by field against the live server
@@ -196,7 +196,7 @@ describe('the buy-side MCP server through the official client', () => {
     });
     // It says, as the HTTP route does, whether the version asked for is the one on sale.
     expect(needed.details).toMatchObject({ version: '1.0.0', for_sale: true, version_on_sale: '1.0.0' });
-    expect(needed.message).toContain('1.0.0 is the version on sale');
+    expect(needed.message).toContain('1.0.0 is the version on sale: the purchase tool quotes its price');
     const refetch = await call('fetch_release', {
       owner: f.owner,
       slug: f.slug,

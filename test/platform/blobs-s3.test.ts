@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobNotFoundError } from '../../src/platform/blobs.js';
-import { s3BlobStore } from '../../src/platform/blobs-s3.js';
+import { BlobNotFoundError } from '../../src/platform/blobs/blobs.js';
+import { s3BlobStore } from '../../src/platform/blobs/s3.js';
 
 /**
  * A stand-in for an S3-compatible store: path-style PutObject and GetObject on one bucket, objects

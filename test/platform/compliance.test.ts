@@ -10,7 +10,7 @@ import {
   isSanctioned,
   parseSanctionsList,
   requestCountry,
-} from '../../src/platform/compliance.js';
+} from '../../src/platform/limits/compliance.js';
 
 const A = '0x00000000000000000000000000000000000000aA';
 const B = '0x00000000000000000000000000000000000000bB';

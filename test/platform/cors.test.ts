@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateLimitConfig } from '../../src/platform/rate-limit.js';
+import { rateLimitConfig } from '../../src/platform/limits/rate-limit.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
 describe('CORS', () => {

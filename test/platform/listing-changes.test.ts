@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { connectDatabase } from '../../src/db/connect.js';
-import { ReadCache } from '../../src/platform/read-cache.js';
+import { ReadCache } from '../../src/platform/cache/read-cache.js';
 import { createContext } from '../../src/runtime.js';
 import { bearer } from '../identity/support.js';
 import {
@@ -11,7 +11,7 @@ import {
   type ListingFixture,
   type PaymentsTestApp,
   publishListing,
-} from '../payments/support.js';
+} from '../purchases/support.js';
 import { BACKENDS } from '../support/db.js';
 
 /**

@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ERROR_CODES, ERRORS, type ErrorCode } from '../../src/platform/errors.js';
-import { errorResponses } from '../../src/platform/http-schemas.js';
-import { MicroUsdcInput } from '../../src/platform/money.js';
+import { errorResponses } from '../../src/platform/http/schemas.js';
+import { MicroUsdcInput } from '../../src/platform/money/money.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 import { type RawResponse, rawRequest } from '../support/raw-http.js';
 

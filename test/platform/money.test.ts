@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatMicroUsdc, MicroUsdcInput, parseMicroUsdc } from '../../src/platform/money.js';
-import { formatUsd, MAX_MICRO_USDC, parseUsd } from '../../src/platform/usd.js';
+import { formatMicroUsdc, MicroUsdcInput, parseMicroUsdc } from '../../src/platform/money/money.js';
+import { formatUsd, MAX_MICRO_USDC, parseUsd } from '../../src/platform/money/usd.js';
 
 describe('money', () => {
   it('parses decimal integer strings to bigint exactly', () => {

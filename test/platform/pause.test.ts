@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PauseSwitch } from '../../src/platform/pause.js';
+import { PauseSwitch } from '../../src/platform/limits/pause.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 

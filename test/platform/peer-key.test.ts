@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { peerBlock, peerKey } from '../../src/platform/peer-key.js';
+import { peerBlock, peerKey } from '../../src/platform/limits/peer-key.js';
 
 describe('the client a per-client limit counts', () => {
   it('is the IPv4 address itself, and the /64 of an IPv6 address', () => {

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RateLimitClass } from '../../src/config.js';
-import { rateLimitConfig } from '../../src/platform/rate-limit.js';
-import { LOG_RECOVERY_AFTER_MS, REDIS_COMMAND_TIMEOUT_MS } from '../../src/platform/rate-limit-store.js';
+import { rateLimitConfig } from '../../src/platform/limits/rate-limit.js';
+import {
+  LOG_RECOVERY_AFTER_MS,
+  REDIS_COMMAND_TIMEOUT_MS,
+} from '../../src/platform/limits/rate-limit-counters.js';
 import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';
 import { type ManagedProcess, startPrivateRedis } from '../support/cluster.js';
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodePaymentSignature } from '../../src/payments/payment-header.js';
 import {
   BODY_LIMITS,
   JSON_MAX_DEPTH,
   nestsDeeperThan,
   parseClientJson,
-} from '../../src/platform/json-body.js';
+} from '../../src/platform/http/json-body.js';
+import { decodePaymentSignature } from '../../src/x402/payment-header.js';
 import { bearer, freshIp, registerCreator } from '../identity/support.js';
 import { createHostedListing, sshKeygen } from '../listings/support.js';
 import { createTestApp, RATE_LIMIT_STORES, type TestApp } from '../support/app.js';

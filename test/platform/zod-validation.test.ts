@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { validAsParsed, validatorCompiler } from '../../src/platform/zod-validation.js';
+import { validAsParsed, validatorCompiler } from '../../src/platform/http/zod-validation.js';
 
 async function appWithHeaders(headers: z.ZodType) {
   const app = Fastify().withTypeProvider<ZodTypeProvider>();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SITE_LINKS } from '../../src/platform/discovery-links.js';
 import { VERSIONS_SOLD } from '../../src/platform/errors.js';
+import { SITE_LINKS } from '../../src/platform/http/discovery-links.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 
 const LINK = '</.well-known/api-catalog>; rel="api-catalog"';
@@ -82,6 +82,21 @@ describe('discovery: API catalog and home page', () => {
       { href: '/.well-known/x402', rel: 'describedby' },
     ]);
     for (const { href } of targets) expect((await t.app.inject({ url: href! })).statusCode, href).toBe(200);
+  });
+
+  it('answers an agent that asks the home page for markdown with the service, what is on sale and how to buy', async () => {
+    const res = await t.app.inject({ url: '/', headers: { accept: 'text/markdown, text/html;q=0.5' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(res.headers.vary).toBe('Accept');
+    expect(res.headers.link).toBe(SITE_LINKS);
+    expect(res.body).toMatch(/^# repo402 at /);
+    expect(res.body).toContain('## On sale here');
+    // The buying skill follows, without its front matter.
+    expect(res.body).toContain('# Buy a repository on repo402');
+    expect(res.body).not.toContain('name: buy-a-repo');
+    const browser = await t.app.inject({ url: '/', headers: { accept: 'text/html,*/*;q=0.8' } });
+    expect(browser.headers['content-type']).toBe('text/html; charset=utf-8');
   });
 
   it('serves the guides and the error reference as markdown at .md and to Accept: text/markdown', async () => {

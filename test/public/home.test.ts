@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { markSourceState } from '../../src/listings/service.js';
 import { insertListing } from '../../src/listings/store.js';
-import { SITE_LINKS } from '../../src/platform/discovery-links.js';
-import { insertRelease } from '../../src/releases/store.js';
+import { SITE_LINKS } from '../../src/platform/http/discovery-links.js';
 import { parseVersion } from '../../src/platform/versions.js';
+import { insertRelease } from '../../src/releases/store.js';
 import {
   newWallet,
   type RegisteredCreator,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SITE_LINKS } from '../../src/platform/discovery-links.js';
+import { VERSIONS_SOLD } from '../../src/platform/errors.js';
+import { SITE_LINKS } from '../../src/platform/http/discovery-links.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { PAGE_COMPUTED, PAGE_SCAN, publishedListingFixture } from '../support/listings.js';
 
@@ -27,6 +28,11 @@ describe('GET /{owner}/{slug}', () => {
     expect(res.headers.link).toBe(SITE_LINKS);
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
     const html = res.body;
+    // What is sold, in words, and which row of the log it is.
+    expect(html).toContain('On sale: version <code>1.0.0</code>.');
+    expect(html).toContain(VERSIONS_SOLD);
+    expect(html).toMatch(/<code>1\.0\.0<\/code><span class="badge ok">on sale<\/span>/);
+    expect(html).not.toMatch(/<code>1\.1\.0<\/code><span class="badge ok">on sale/);
     for (const text of [
       'Ships release notes for you',
       'When a tag is pushed',

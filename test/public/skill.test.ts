@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { verificationScript } from '../../src/public/verification-script.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 
 describe('agent skill: buy-a-repo', () => {
@@ -54,6 +55,15 @@ describe('agent skill: buy-a-repo', () => {
     const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
     for (const field of ['`advisory_flag`', '`flagged_holdings`', '`check_version`'])
       expect(body).toContain(field);
+  });
+
+  it('holds the whole offline verification, so an agent needs no other document to check a download', async () => {
+    const body = (await t.app.inject({ url: '/.well-known/agent-skills/buy-a-repo/SKILL.md' })).body;
+    expect(body).toContain(verificationScript(TEST_BASE_URL));
+    expect(body).toContain('five lines starting\n`OK:`');
+    // Naming the wallet on the resource: the grant carries the next challenge.
+    expect(body).toContain('?address=${account.address}');
+    expect(body).toContain('Name your wallet and you never ask for one');
   });
 
   it('lists it in the well-known index with the digest of the served bytes', async () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installErrorHandling } from '../../src/platform/error-handler.js';
+import { installErrorHandling } from '../../src/platform/http/error-handler.js';
 import { APP_CSP, registerWebApp } from '../../src/public/web-app.js';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPaymentsApp, type PaymentsTestApp } from '../payments/support.js';
+import { createPaymentsApp, type PaymentsTestApp } from '../purchases/support.js';
 import { patchListingFixture, publishedListingFixture } from '../support/listings.js';
 
 describe('GET /.well-known/x402', () => {

@@ -8,7 +8,7 @@ import { releases } from '../../src/db/schema/index.js';
 import { recheckReleases } from '../../src/releases/advisory-flags.js';
 import { advisoryRecheckJob, advisorySyncJob, syncAdvisoriesNow } from '../../src/releases/advisory-jobs.js';
 import { newWallet } from '../identity/support.js';
-import { buy, createPaymentsApp, fundedWallet, walletSignatureHeader } from '../payments/support.js';
+import { buy, createPaymentsApp, fundedWallet, walletSignatureHeader } from '../purchases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import { publishedListingFixture } from '../support/listings.js';

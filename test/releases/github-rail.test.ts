@@ -12,7 +12,7 @@ import { REPLAY_WINDOW_MS } from '../../src/releases/github-webhooks.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
-import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../payments/support.js';
+import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../purchases/support.js';
 import { BACKENDS } from '../support/db.js';
 import { type GitHubStandIn, type RepoHandle, startGitHubStandIn } from '../support/github/index.js';
 import { freePort } from '../support/process.js';

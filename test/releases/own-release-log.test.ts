@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/identity/api-keys.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease, insertRelease } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/platform/versions.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';

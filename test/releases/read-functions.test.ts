@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listings, releases } from '../../src/db/schema/index.js';
 import { findPublicListing } from '../../src/listings/public-listings.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import {
   latestPassingRelease,
   openArtifact,
   publishedRelease,
   updateOffer,
 } from '../../src/releases/service.js';
-import { parseVersion } from '../../src/platform/versions.js';
 import { registerCreator } from '../identity/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';

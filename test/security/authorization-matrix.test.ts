@@ -21,7 +21,7 @@ import {
   publishListing,
   quote,
   signAuthorization,
-} from '../payments/support.js';
+} from '../purchases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
 import { type PublishedFixture, publishedListingFixture } from '../support/listings.js';
@@ -106,7 +106,7 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/devnet/tx/{hash}': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
   'GET /api/download/{token}': {
     kind: 'open',
-    reason: 'the HMAC-signed, 5-minute token in the path is the credential (test/payments/buy.test.ts)',
+    reason: 'the HMAC-signed, 5-minute token in the path is the credential (test/purchases/buy.test.ts)',
   },
   'POST /api/mcp': {
     kind: 'open',

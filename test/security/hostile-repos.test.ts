@@ -7,10 +7,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { releases } from '../../src/db/schema/index.js';
 import { repoPath } from '../../src/git/repos.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { parseVersion } from '../../src/platform/versions.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease, storedBytesOf } from '../../src/releases/store.js';
-import { parseVersion } from '../../src/platform/versions.js';
 import { bearer, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import {

@@ -1,7 +1,7 @@
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { createPublicClient, http, parseAbiItem } from 'viem';
-import { BASE_USDC } from '../../src/payments/devnet/chain.js';
+import { BASE_USDC } from '../../src/platform/chain-client.js';
 import { CLUSTER_BUCKET, type Cluster } from './cluster.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { jsonRpcHandler } from '../../src/payments/devnet/http.js';
+import { jsonRpcHandler } from '../../src/devnet/http.js';
 
 export interface JsonRpcServer {
   url: string;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
-import { errorResponses } from '../../platform/http-schemas.js';
-import { BODY_LIMITS } from '../../platform/json-body.js';
-import { routeOptions } from '../../platform/route-options.js';
+import { BODY_LIMITS } from '../../platform/http/json-body.js';
+import { routeOptions } from '../../platform/http/route-options.js';
+import { errorResponses } from '../../platform/http/schemas.js';
 import { issueChallenge } from '../challenges.js';
 import { creatorOf, requireApiKey } from '../guard.js';
 import {

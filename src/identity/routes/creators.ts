@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { App, AppContext } from '../../context.js';
-import { requestCountry } from '../../platform/compliance.js';
-import { errorResponses } from '../../platform/http-schemas.js';
-import { BODY_LIMITS } from '../../platform/json-body.js';
-import { countedRateLimit, rateLimitConfig } from '../../platform/rate-limit.js';
-import { routeOptions } from '../../platform/route-options.js';
+import { BODY_LIMITS } from '../../platform/http/json-body.js';
+import { routeOptions } from '../../platform/http/route-options.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { requestCountry } from '../../platform/limits/compliance.js';
+import { countedRateLimit, rateLimitConfig } from '../../platform/limits/rate-limit.js';
 import { requestCreatorChanges } from '../account-changes.js';
 import { creatorView } from '../creators.js';
 import { creatorOf, requireApiKey } from '../guard.js';

@@ -3,9 +3,9 @@ import { listTags } from '../../git/refs.js';
 import { lockCreator } from '../../identity/creators.js';
 import type { Listing } from '../../listings/service.js';
 import { isAppError } from '../../platform/errors.js';
+import { compareVersions, versionOfTag } from '../../platform/versions.js';
 import { cutJob } from '../jobs.js';
 import { cutVersions, insertCut, type ReleaseCutRow, reclaimCut } from '../store.js';
-import { compareVersions, versionOfTag } from '../../platform/versions.js';
 import { assertClaimAllowed } from './limits.js';
 
 /**

@@ -7,6 +7,7 @@ import { repoPath } from '../../git/repos.js';
 import { lockCreator } from '../../identity/creators.js';
 import { type Listing, listingById } from '../../listings/service.js';
 import type { AppError } from '../../platform/errors.js';
+import { compareVersions, parseVersion } from '../../platform/versions.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
 import { hostingMeta } from '../hosting.js';
 import {
@@ -23,7 +24,6 @@ import {
   storedArtifact,
 } from '../store.js';
 import { recordReleaseTree } from '../tree-store.js';
-import { compareVersions, parseVersion } from '../../platform/versions.js';
 import { buildArtifact } from './artifact.js';
 import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';

@@ -1,8 +1,8 @@
 import type { AppContext } from '../../context.js';
 import { type Listing, liveOwnedListing } from '../../listings/service.js';
 import { AppError } from '../../platform/errors.js';
-import { cutVersions, type ReleaseCutRow } from '../store.js';
 import { parseVersion, tagOf, versionOfTag } from '../../platform/versions.js';
+import { cutVersions, type ReleaseCutRow } from '../store.js';
 import { requestCut, uncutTags } from './claims.js';
 import { assertClaimAllowed, isRefusal } from './limits.js';
 import { type CutSource, cutSource } from './sources.js';

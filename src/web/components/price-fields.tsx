@@ -1,4 +1,4 @@
-import { parseUsd } from '../../platform/usd.js';
+import { parseUsd } from '../../platform/money/usd.js';
 
 /**
  * Prices are typed in dollars and sent as micro-USDC strings, converted exactly (no float): "19.99"

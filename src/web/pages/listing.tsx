@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'preact/hooks';
-import { parseUsd } from '../../platform/usd.js';
+import { parseUsd } from '../../platform/money/usd.js';
 import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';

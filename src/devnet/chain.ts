@@ -1,0 +1,151 @@
+import {
+  type Address,
+  type Chain,
+  createPublicClient,
+  createWalletClient,
+  custom,
+  defineChain,
+  type EIP1193RequestFn,
+  type Hex,
+  numberToHex,
+  type PublicClient,
+  pad,
+  type WalletClient,
+} from 'viem';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
+import type { Db } from '../db/connect.js';
+import { BASE_CHAIN_ID, BASE_USDC } from '../platform/chain-client.js';
+import { startEdrProvider } from './edr.js';
+import { DevUSDC, Multicall3 } from './generated/contract-artifacts.js';
+import { appendJournal, readJournal } from './journal-store.js';
+
+/**
+ * The devnet chain (DESIGN.md, "local chain"): Hardhat's EDR in this process with chain id 8453,
+ * the EIP-3009 token at the real Base USDC address and Multicall3 at its canonical address, so
+ * 402 bodies and signatures are exactly those of Base mainnet. Every transaction goes through a
+ * write-ahead journal in the database, replayed at start with the same block timestamps: the
+ * chain survives restarts exactly as it was.
+ */
+
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** Fixed, so every start builds the same genesis and journal timestamps always follow it. */
+const GENESIS_TIME = 1_704_067_200; // 2024-01-01T00:00:00Z
+/** Storage slot of DevUSDC's minter (see contracts/DevUSDC.sol). */
+const MINTER_SLOT = numberToHex(4, { size: 32 });
+
+export const devnetBase: Chain = defineChain({
+  id: BASE_CHAIN_ID,
+  name: 'Base (repo402 devnet)',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: [] } },
+  contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+});
+
+export interface DevnetChain {
+  publicClient: PublicClient;
+  /** Pays gas for settlements, receives payments (payTo), mints test USDC and pays creators. */
+  platform: PrivateKeyAccount;
+  walletClient: WalletClient;
+  asset: Address;
+  /** The EIP-1193 request function, for clients built elsewhere (tests, the facilitator). */
+  request: EIP1193RequestFn;
+  /** Mints test USDC to `to`; resolves to the mined transaction's hash. */
+  fund(to: Address, amountMicro: bigint): Promise<Hex>;
+  balanceOf(address: Address): Promise<bigint>;
+  /** How many journalled transactions were replayed at start. */
+  replayed: number;
+}
+
+export interface DevnetOptions {
+  db: Db;
+  platformKey: Hex;
+  now?: () => Date;
+}
+
+export async function startDevnetChain(options: DevnetOptions): Promise<DevnetChain> {
+  const now = options.now ?? (() => new Date());
+  // A nonce manager of this chain's own: viem's default one is shared by every chain in the process.
+  const platform = privateKeyToAccount(options.platformKey, {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
+  const edr = await startEdrProvider({
+    chainId: BASE_CHAIN_ID,
+    genesisTime: GENESIS_TIME,
+    funded: [{ address: platform.address, balanceWei: 10n ** 27n }],
+  });
+  await edr({ method: 'hardhat_setCode', params: [BASE_USDC, DevUSDC.deployedBytecode] } as never);
+  await edr({
+    method: 'hardhat_setCode',
+    params: [MULTICALL3_ADDRESS, Multicall3.deployedBytecode],
+  } as never);
+  await edr({
+    method: 'hardhat_setStorageAt',
+    params: [BASE_USDC, MINTER_SLOT, pad(platform.address, { size: 32 })],
+  } as never);
+
+  const journal = await readJournal(options.db);
+  let lastTimestamp = GENESIS_TIME;
+  for (const entry of journal) {
+    await edr({ method: 'evm_setNextBlockTimestamp', params: [numberToHex(entry.blockTimestamp)] } as never);
+    // A transaction the chain refused when it was first sent is refused again: same outcome.
+    await edr({ method: 'eth_sendRawTransaction', params: [entry.raw] } as never).catch(() => {});
+    lastTimestamp = entry.blockTimestamp;
+  }
+
+  // Transactions are journalled, then mined, one at a time, so the journal order is the chain order.
+  let queue: Promise<unknown> = Promise.resolve();
+  const sendRaw = (raw: Hex): Promise<unknown> => {
+    const run = queue.then(async () => {
+      const blockTimestamp = Math.max(lastTimestamp, Math.floor(now().getTime() / 1000));
+      await appendJournal(options.db, { blockTimestamp, raw }, now());
+      lastTimestamp = blockTimestamp;
+      await edr({ method: 'evm_setNextBlockTimestamp', params: [numberToHex(blockTimestamp)] } as never);
+      return edr({ method: 'eth_sendRawTransaction', params: [raw] } as never);
+    });
+    queue = run.catch(() => {});
+    return run;
+  };
+  const request = (async (args: { method: string; params?: unknown }) => {
+    if (args.method === 'eth_sendRawTransaction') return sendRaw((args.params as [Hex])[0]);
+    if (args.method === 'eth_sendTransaction') {
+      throw new Error('the devnet signs transactions locally; eth_sendTransaction is not journalled');
+    }
+    return edr(args as never);
+  }) as EIP1193RequestFn;
+
+  const transport = custom({ request }, { retryCount: 0 });
+  const publicClient = createPublicClient({ chain: devnetBase, transport, pollingInterval: 50 });
+  const walletClient = createWalletClient({ account: platform, chain: devnetBase, transport });
+
+  const mint = async (to: Address, amount: bigint) => {
+    const hash = await walletClient.writeContract({
+      account: platform,
+      chain: devnetBase,
+      address: BASE_USDC,
+      abi: DevUSDC.abi,
+      functionName: 'mint',
+      args: [to, amount],
+    });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+    if (receipt.status !== 'success') throw new Error(`devnet mint reverted: ${hash}`);
+    return hash;
+  };
+
+  return {
+    publicClient: publicClient as PublicClient,
+    platform,
+    walletClient,
+    asset: BASE_USDC,
+    request,
+    fund: mint,
+    balanceOf: (address) =>
+      publicClient.readContract({
+        address: BASE_USDC,
+        abi: DevUSDC.abi,
+        functionName: 'balanceOf',
+        args: [address],
+      }),
+    replayed: journal.length,
+  };
+}

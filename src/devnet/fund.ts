@@ -1,0 +1,12 @@
+import type { Address, Hex } from 'viem';
+import type { AppContext } from '../context.js';
+import { MAX_MICRO_USDC } from '../platform/money/usd.js';
+
+/** `repo402 devnet fund`: mints test USDC on the devnet chain; the transaction hash. */
+export async function fundOnDevnet(ctx: AppContext, address: Address, amountMicro: bigint): Promise<Hex> {
+  if (amountMicro <= 0n || amountMicro > MAX_MICRO_USDC)
+    throw new RangeError('amount must be 1 to 10^15 micro-USDC');
+  const rail = await ctx.rail();
+  if (!rail.devnet) throw new Error('devnet fund needs PAYMENTS_MODE=devnet');
+  return rail.devnet.fund(address, amountMicro);
+}

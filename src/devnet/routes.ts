@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import type { App, AppContext } from '../context.js';
+import { BASE_CHAIN_ID, BASE_NETWORK } from '../platform/chain-client.js';
+import { AppError } from '../platform/errors.js';
+import { errorResponses } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
+import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
+
+/**
+ * Devnet only (PAYMENTS_MODE=devnet): read-only routes that let an agent tell test money from real
+ * money and check its balance and a transaction on the local chain, which nothing else serves.
+ * Not registered on mainnet, where Base's own explorers and RPC endpoints answer.
+ */
+
+export const DEVNET_NOTE =
+  'This server runs repo402 devnet: a local chain in the server process that impersonates Base (chain id 8453, network eip155:8453). ' +
+  'Its USDC is a test token deployed at the Base USDC address; it has no value and exists only on this server. ' +
+  'Transactions here are not on Base: public explorers and RPC endpoints do not know them.';
+
+const DevnetInfoSchema = z
+  .object({
+    devnet: z.literal(true),
+    note: z.string(),
+    network: z.string(),
+    chain_id: z.number().int(),
+    token: z.object({ address: z.string(), decimals: z.number().int(), test_token: z.literal(true) }),
+    balance_url: z.string().meta({ description: 'GET with an address in place of {address}' }),
+    transaction_url: z.string().meta({ description: 'GET with a transaction hash in place of {hash}' }),
+  })
+  .meta({ id: 'DevnetInfo' });
+
+const BalanceSchema = z
+  .object({ address: z.string(), balance_micro: MicroUsdc, test_token: z.literal(true) })
+  .meta({ id: 'DevnetBalance' });
+
+const TransactionSchema = z
+  .object({
+    hash: z.string(),
+    status: z.enum(['success', 'reverted']),
+    block_number: z.string(),
+    from: z.string(),
+    to: z.string().nullable(),
+    devnet: z.literal(true),
+  })
+  .meta({ id: 'DevnetTransaction' });
+
+export function devnetRoutes(ctx: AppContext) {
+  return async (app: App): Promise<void> => {
+    const limited = rateLimitConfig(ctx.config, 'public');
+    const base = ctx.config.baseUrl;
+    const chain = async () => {
+      const devnet = (await ctx.rail()).devnet;
+      if (!devnet) throw new AppError('not_found');
+      return devnet;
+    };
+    app.get(
+      '/devnet',
+      {
+        config: limited,
+        schema: {
+          tags: ['public'],
+          summary: 'Devnet only: this server takes test money (chain, token, where to check balances)',
+          response: { 200: DevnetInfoSchema, ...errorResponses('not_found', 'rate_limited') },
+        },
+      },
+      async () => {
+        const devnet = await chain();
+        return {
+          devnet: true as const,
+          note: DEVNET_NOTE,
+          network: BASE_NETWORK,
+          chain_id: BASE_CHAIN_ID,
+          token: { address: devnet.asset, decimals: 6, test_token: true as const },
+          balance_url: `${base}/api/devnet/balance/{address}`,
+          transaction_url: `${base}/api/devnet/tx/{hash}`,
+        };
+      },
+    );
+    app.get(
+      '/devnet/balance/:address',
+      {
+        config: limited,
+        schema: {
+          tags: ['public'],
+          summary: "Devnet only: an address's test-USDC balance in micro-USDC",
+          params: z.object({ address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed address') }),
+          response: { 200: BalanceSchema, ...errorResponses('invalid_request', 'not_found', 'rate_limited') },
+        },
+      },
+      async (request, reply) => {
+        const devnet = await chain();
+        const address = request.params.address as `0x${string}`;
+        reply.header('cache-control', 'no-store');
+        return {
+          address,
+          balance_micro: formatMicroUsdc(await devnet.balanceOf(address)),
+          test_token: true as const,
+        };
+      },
+    );
+    app.get(
+      '/devnet/tx/:hash',
+      {
+        config: limited,
+        schema: {
+          tags: ['public'],
+          summary: 'Devnet only: a transaction receipt on the local chain (settlements, payouts, funding)',
+          params: z.object({ hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hash') }),
+          response: {
+            200: TransactionSchema,
+            ...errorResponses('invalid_request', 'not_found', 'rate_limited'),
+          },
+        },
+      },
+      async (request) => {
+        const devnet = await chain();
+        const receipt = await devnet.publicClient
+          .getTransactionReceipt({ hash: request.params.hash as `0x${string}` })
+          .catch(() => undefined);
+        if (!receipt) throw new AppError('not_found', { message: 'No such transaction on this devnet' });
+        return {
+          hash: receipt.transactionHash,
+          status: receipt.status,
+          block_number: receipt.blockNumber.toString(),
+          from: receipt.from,
+          to: receipt.to ?? null,
+          devnet: true as const,
+        };
+      },
+    );
+  };
+}

@@ -1,0 +1,243 @@
+import { type AnyColumn, and, asc, desc, eq, sql } from 'drizzle-orm';
+import { type Db, selectRows } from '../db/connect.js';
+import { ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
+
+/**
+ * The creator's money in the database: balances from the ledger, payout sweeps, and the pages of
+ * sales, ledger entries and payouts. Ledger credits are written with their purchase, in the
+ * settlement's statement (`src/purchases/store.ts`).
+ */
+
+export type SweepRow = typeof payoutSweeps.$inferSelect;
+
+/**
+ * Each creator's balance, credits − sweeps + reversed sweeps, over all its ledger entries, with
+ * what was credited and what was swept net of reversals (so balance = credited − swept).
+ */
+export async function creatorBalances(db: Db, creatorId?: string) {
+  const credit = sql`case when ${ledgerEntries.kind} = 'credit' then ${ledgerEntries.amountMicro} else 0 end`;
+  const swept = sql`case ${ledgerEntries.kind} when 'sweep' then ${ledgerEntries.amountMicro}
+    when 'sweep_reversal' then -${ledgerEntries.amountMicro} else 0 end`;
+  const rows = await db
+    .select({
+      creatorId: ledgerEntries.creatorId,
+      credited: sql<string>`sum(${credit})`,
+      swept: sql<string>`sum(${swept})`,
+    })
+    .from(ledgerEntries)
+    .where(creatorId ? eq(ledgerEntries.creatorId, creatorId) : undefined)
+    .groupBy(ledgerEntries.creatorId);
+  return rows.map((row) => {
+    const creditedMicro = BigInt(row.credited);
+    const sweptMicro = BigInt(row.swept);
+    return { creatorId: row.creatorId, balanceMicro: creditedMicro - sweptMicro, creditedMicro, sweptMicro };
+  });
+}
+
+export async function insertSweep(
+  db: Db,
+  row: { creatorId: string; address: string; amountMicro: bigint; createdAt: Date },
+): Promise<SweepRow> {
+  const [sweep] = await db
+    .insert(payoutSweeps)
+    .values({ ...row, state: 'sending' })
+    .returning();
+  await db.insert(ledgerEntries).values({
+    creatorId: row.creatorId,
+    kind: 'sweep',
+    amountMicro: row.amountMicro,
+    sweepId: sweep!.id,
+    createdAt: row.createdAt,
+  });
+  return sweep!;
+}
+
+/** Writes the signed transfer onto the sweep before it is sent. */
+export async function recordSweepTransaction(
+  db: Db,
+  id: string,
+  signed: { transaction: string; rawTransaction: string },
+): Promise<void> {
+  await db
+    .update(payoutSweeps)
+    .set(signed)
+    .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')));
+}
+
+/**
+ * Closes a sweep once its outcome is final. A failed one is reversed in the same transaction, so
+ * the ledger never shows a failed payout still debited. A sweep already closed is left as it is.
+ */
+export async function finishSweep(
+  db: Db,
+  id: string,
+  outcome: { state: 'sent' } | { state: 'failed'; error: string },
+  now: Date,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [sweep] = await tx
+      .update(payoutSweeps)
+      .set({ ...outcome, finishedAt: now })
+      .where(and(eq(payoutSweeps.id, id), eq(payoutSweeps.state, 'sending')))
+      .returning();
+    if (sweep && outcome.state === 'failed') {
+      await tx.insert(ledgerEntries).values({
+        creatorId: sweep.creatorId,
+        kind: 'sweep_reversal',
+        amountMicro: sweep.amountMicro,
+        sweepId: sweep.id,
+        createdAt: now,
+      });
+    }
+  });
+}
+
+/** Sweeps whose transfer outcome is not yet known, oldest first. */
+export async function sendingSweeps(db: Db) {
+  return db
+    .select()
+    .from(payoutSweeps)
+    .where(eq(payoutSweeps.state, 'sending'))
+    .orderBy(asc(payoutSweeps.createdAt));
+}
+
+export async function ledgerTotals(db: Db, creatorId: string) {
+  const rows = await db
+    .select({ kind: ledgerEntries.kind, total: sql<string>`sum(${ledgerEntries.amountMicro})` })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.creatorId, creatorId))
+    .groupBy(ledgerEntries.kind);
+  const totals = { credit: 0n, sweep: 0n, sweep_reversal: 0n };
+  for (const row of rows) totals[row.kind] = BigInt(row.total);
+  return totals;
+}
+
+// The creator's reads: sales, ledger entries, payouts. Pages are newest first, keyed on
+// (created_at, id), so rows inserted while a creator pages never shift or repeat a page.
+
+/** The last row of the previous page. */
+export interface PagePosition {
+  createdAt: Date;
+  id: string;
+}
+
+function olderThan(createdAt: AnyColumn, id: AnyColumn, position: PagePosition | undefined) {
+  return position
+    ? sql`(${createdAt}, ${id}) < (${position.createdAt.toISOString()}::timestamptz, ${position.id}::uuid)`
+    : undefined;
+}
+
+/**
+ * Paid purchases credited to `creatorId` (a free grant has no payment, so it is no sale), with the
+ * fee and net of their ledger credit. A purchase whose fee took it all has no credit: net 0.
+ */
+function creatorSales(creatorId: string) {
+  return eq(payments.creatorId, creatorId);
+}
+
+export async function salesPage(
+  db: Db,
+  creatorId: string,
+  options: { listingId?: string; after?: PagePosition; limit: number },
+) {
+  const rows = await db
+    .select({
+      id: purchases.id,
+      listingId: purchases.listingId,
+      wallet: purchases.wallet,
+      version: purchases.version,
+      kind: purchases.kind,
+      fromVersion: purchases.fromVersion,
+      amountMicro: purchases.amountMicro,
+      feeMicro: ledgerEntries.feeMicro,
+      netMicro: ledgerEntries.amountMicro,
+      transaction: purchases.transaction,
+      source: purchases.source,
+      createdAt: purchases.createdAt,
+    })
+    .from(purchases)
+    .innerJoin(payments, eq(payments.id, purchases.paymentId))
+    .leftJoin(ledgerEntries, eq(ledgerEntries.purchaseId, purchases.id))
+    .where(
+      and(
+        creatorSales(creatorId),
+        options.listingId ? eq(purchases.listingId, options.listingId) : undefined,
+        olderThan(purchases.createdAt, purchases.id, options.after),
+      ),
+    )
+    .orderBy(desc(purchases.createdAt), desc(purchases.id))
+    .limit(options.limit);
+  return rows.map(({ feeMicro, netMicro, ...row }) => ({
+    ...row,
+    feeMicro: feeMicro ?? row.amountMicro,
+    netMicro: netMicro ?? 0n,
+  }));
+}
+
+/**
+ * Sales per UTC day for `days` days from `first` (YYYY-MM-DD), zero days included, oldest first:
+ * the day series and the sums are both made by the database.
+ */
+export async function dailySales(db: Db, creatorId: string, first: string, days: number) {
+  const from = new Date(`${first}T00:00:00Z`);
+  const until = new Date(from.getTime() + days * 86_400_000);
+  const day = sql`(${purchases.createdAt} at time zone 'UTC')::date`;
+  const rows = await selectRows<{ date: string; sales: number | string; amount: string; net: string }>(
+    db,
+    sql`select to_char(series.day, 'YYYY-MM-DD') as date,
+        count(sold.id)::int as sales,
+        coalesce(sum(sold.amount), 0)::text as amount,
+        coalesce(sum(sold.net), 0)::text as net
+      from (select ${first}::date + offsets.n as day from generate_series(0, ${days - 1}::int) as offsets(n)) as series
+      left join (
+        select ${purchases.id} as id, ${day} as day, ${purchases.amountMicro} as amount,
+          coalesce(${ledgerEntries.amountMicro}, 0) as net
+        from ${purchases}
+        join ${payments} on ${payments.id} = ${purchases.paymentId}
+        left join ${ledgerEntries} on ${ledgerEntries.purchaseId} = ${purchases.id}
+        where ${creatorSales(creatorId)}
+          and ${purchases.createdAt} >= ${from.toISOString()}::timestamptz
+          and ${purchases.createdAt} < ${until.toISOString()}::timestamptz
+      ) as sold on sold.day = series.day
+      group by series.day
+      order by series.day`,
+  );
+  return rows.map((row) => ({
+    date: row.date,
+    sales: Number(row.sales),
+    amountMicro: BigInt(row.amount),
+    netMicro: BigInt(row.net),
+  }));
+}
+
+export async function ledgerPage(
+  db: Db,
+  creatorId: string,
+  options: { after?: PagePosition; limit: number },
+) {
+  return db
+    .select()
+    .from(ledgerEntries)
+    .where(
+      and(
+        eq(ledgerEntries.creatorId, creatorId),
+        olderThan(ledgerEntries.createdAt, ledgerEntries.id, options.after),
+      ),
+    )
+    .orderBy(desc(ledgerEntries.createdAt), desc(ledgerEntries.id))
+    .limit(options.limit);
+}
+
+export async function sweepPage(db: Db, creatorId: string, options: { after?: PagePosition; limit: number }) {
+  return db
+    .select()
+    .from(payoutSweeps)
+    .where(
+      and(
+        eq(payoutSweeps.creatorId, creatorId),
+        olderThan(payoutSweeps.createdAt, payoutSweeps.id, options.after),
+      ),
+    )
+    .orderBy(desc(payoutSweeps.createdAt), desc(payoutSweeps.id))
+    .limit(options.limit);
+}

@@ -1,0 +1,69 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Config } from '../../config.js';
+import { assertBlobKey, BlobNotFoundError, type BlobStore } from './blobs.js';
+
+/** Blobs in an S3-compatible bucket (AWS, MinIO, R2…); downloads can be presigned GET URLs. */
+export function s3BlobStore(config: S3Config): BlobStore {
+  const client = new S3Client({
+    region: config.region,
+    endpoint: config.endpoint,
+    forcePathStyle: config.forcePathStyle,
+    // Checksums only where S3 requires them: S3-compatible stores (MinIO, R2, older Ceph) differ
+    // in their support for the SDK's default trailing checksums on streamed uploads.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    credentials:
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
+  });
+  const objectKey = (key: string) => {
+    assertBlobKey(key);
+    return config.prefix ? `${config.prefix}/${key}` : key;
+  };
+  return {
+    kind: 's3',
+    async putFile(key, file, contentType) {
+      const { size } = await stat(file);
+      await client.send(
+        new PutObjectCommand({
+          Bucket: config.bucket,
+          Key: objectKey(key),
+          Body: createReadStream(file),
+          ContentLength: size,
+          ContentType: contentType,
+        }),
+      );
+    },
+    async putBytes(key, bytes, contentType) {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: config.bucket,
+          Key: objectKey(key),
+          Body: bytes,
+          ContentType: contentType,
+        }),
+      );
+    },
+    async open(key) {
+      try {
+        const object = await client.send(
+          new GetObjectCommand({ Bucket: config.bucket, Key: objectKey(key) }),
+        );
+        return { stream: object.Body as Readable, sizeBytes: Number(object.ContentLength ?? 0) };
+      } catch (error) {
+        if (error instanceof NoSuchKey) throw new BlobNotFoundError(key);
+        throw error;
+      }
+    },
+    presignGet(key, seconds) {
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: config.bucket, Key: objectKey(key) }), {
+        expiresIn: seconds,
+      });
+    },
+  };
+}

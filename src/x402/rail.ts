@@ -1,0 +1,121 @@
+import { createHmac } from 'node:crypto';
+import type { FacilitatorClient } from '@x402/core/http';
+import {
+  type Address,
+  createWalletClient,
+  custom,
+  getAddress,
+  type Hex,
+  isAddressEqual,
+  type PublicClient,
+} from 'viem';
+import { ConfigError, type PaymentsConfig } from '../config.js';
+import type { Database } from '../db/connect.js';
+import type { DevnetChain } from '../devnet/chain.js';
+import { BASE_NETWORK, BASE_USDC } from '../platform/chain-client.js';
+import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
+
+/**
+ * Where payments go and who settles them: the one object that differs between devnet and
+ * mainnet. Everything else (quotes, 402 bodies, verification, settlement, ledger) is the same.
+ */
+export interface PaymentRail {
+  mode: 'devnet' | 'mainnet';
+  network: typeof BASE_NETWORK;
+  asset: Address;
+  /** The platform's receiving address (`payTo`). */
+  payTo: Address;
+  /** The token's EIP-712 domain, as in `accepts[].extra`. */
+  tokenDomain: { name: string; version: string };
+  /** verify / settle / supported; the in-process devnet facilitator or an HTTP one. Tests may swap it. */
+  facilitator: FacilitatorClient;
+  /**
+   * Reads the chain (authorizationState, logs) to decide payments whose settle answer was lost:
+   * the devnet, or BASE_RPC_URL (required on mainnet).
+   */
+  reader: PublicClient;
+  /** The devnet chain, in devnet mode. */
+  devnet?: DevnetChain;
+  /** Payouts from the platform wallet; absent when this deployment cannot sign payouts. */
+  payouts?: PayoutTransfers;
+}
+
+export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
+
+/** The devnet platform key, derived from the installation secret so it (and the journal) survive restarts. */
+export function devnetPlatformKey(appSecret: Buffer): Hex {
+  return `0x${createHmac('sha256', appSecret).update('repo402/devnet/platform-key').digest('hex')}`;
+}
+
+export interface RailDeps {
+  database: Database;
+  appSecret: Buffer;
+  /** BASE_RPC_URL's client, for mainnet reconciliation. */
+  baseClient?: PublicClient;
+}
+
+export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): Promise<PaymentRail> {
+  const { HTTPFacilitatorClient } = await import('@x402/core/http');
+  if (config.mode === 'mainnet') {
+    if (!deps.baseClient) throw new ConfigError(['BASE_RPC_URL: required when PAYMENTS_MODE=mainnet']);
+    return {
+      mode: 'mainnet',
+      network: BASE_NETWORK,
+      asset: getAddress(config.usdcContract),
+      payTo: getAddress(config.platformPayoutAddress!),
+      tokenDomain: USDC_DOMAIN,
+      facilitator: new HTTPFacilitatorClient({ url: config.facilitatorUrl! }),
+      reader: deps.baseClient,
+      payouts:
+        config.payoutPrivateKey && deps.baseClient
+          ? await mainnetPayouts(config, config.payoutPrivateKey, deps.baseClient)
+          : undefined,
+    };
+  }
+  const { startDevnetChain } = await import('../devnet/chain.js');
+  const { devnetFacilitator } = await import('../devnet/facilitator.js');
+  const devnet = await startDevnetChain({
+    db: deps.database.db,
+    platformKey: devnetPlatformKey(deps.appSecret),
+  });
+  return {
+    mode: 'devnet',
+    network: BASE_NETWORK,
+    asset: BASE_USDC,
+    payTo: devnet.platform.address,
+    tokenDomain: USDC_DOMAIN,
+    facilitator: config.facilitatorUrl
+      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
+      : devnetFacilitator(devnet),
+    reader: devnet.publicClient,
+    devnet,
+    payouts: chainPayouts({
+      publicClient: devnet.publicClient,
+      walletClient: devnet.walletClient,
+      account: devnet.platform,
+      asset: BASE_USDC,
+    }),
+  };
+}
+
+/**
+ * Payouts on Base, signed here with PAYOUT_PRIVATE_KEY and sent through BASE_RPC_URL. They are
+ * paid from the address buyers pay, so the key must be that address's.
+ */
+async function mainnetPayouts(
+  config: PaymentsConfig,
+  key: Hex,
+  publicClient: PublicClient,
+): Promise<PayoutTransfers> {
+  const { privateKeyToAccount } = await import('viem/accounts');
+  const { createNonceManager, jsonRpc } = await import('viem/nonce');
+  const { base } = await import('viem/chains');
+  const account = privateKeyToAccount(key, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+  if (!isAddressEqual(account.address, config.platformPayoutAddress!)) {
+    throw new ConfigError([
+      `PAYOUT_PRIVATE_KEY: its address ${account.address} is not PLATFORM_PAYOUT_ADDRESS ${config.platformPayoutAddress}`,
+    ]);
+  }
+  const walletClient = createWalletClient({ account, chain: base, transport: custom(publicClient) });
+  return chainPayouts({ publicClient, walletClient, account, asset: getAddress(config.usdcContract) });
+}
