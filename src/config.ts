@@ -32,181 +32,331 @@ const url = (protocols: string[]) =>
     `expected a ${protocols.join(' or ')}// URL`,
   );
 
-const EnvSchema = z.object({
-  PORT: port.default(8402),
-  HOST: z.string().min(1).default('localhost'),
-  SSH_PORT: port.default(2222),
-  DATA_DIR: z.string().min(1).default('./data'),
-  BASE_URL: url(['http:', 'https:']).optional(),
-  DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
-  REDIS_URL: url(['redis:', 'rediss:']).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  PAUSED: bool.default(false),
-  /**
-   * `false`, a comma-separated list of proxy addresses or CIDRs whose X-Forwarded-For entries are
-   * believed, or `true` (every entry believed: the client chooses its address unless the proxy
-   * replaces the header; warned at start). No hop count: it would believe a client that reaches the
-   * port directly (Fastify dropped it for that reason).
-   */
+/**
+ * Every variable the service reads, each described once, in its `.meta()`: `description`
+ * (Markdown, links relative to docs/); `unset`, when the schema has no default, what applies
+ * without the variable; `default`, when the schema's default is not a plain value, that default as
+ * it is written in the environment. docs/CONFIGURATION.md is rendered from them by
+ * scripts/config-reference.ts (`npx tsx scripts/config-reference.ts`), which also names each
+ * variable's section; test/config-reference.test.ts fails while the document is stale.
+ */
+export const EnvSchema = z.object({
+  PORT: port.default(8402).meta({ description: 'HTTP port' }),
+  HOST: z
+    .string()
+    .min(1)
+    .default('localhost')
+    .meta({ description: 'Interface to listen on (`0.0.0.0` to accept remote connections)' }),
+  SSH_PORT: port.default(2222).meta({ description: 'Port of the hosted-repository SSH server' }),
+  DATA_DIR: z.string().min(1).default('./data').meta({
+    description:
+      'Where the process keeps its embedded database, generated secrets, control socket, repositories and blobs; operator commands must be run with the server\'s ([OPERATIONS.md](OPERATIONS.md), "Operator commands")',
+  }),
+  BASE_URL: url(['http:', 'https:']).optional().meta({
+    description: 'Public base URL, used in every link, `docs_url` and 402 body',
+    unset: '`http://localhost:$PORT`',
+  }),
+  DATABASE_URL: url(['postgres:', 'postgresql:'])
+    .optional()
+    .meta({ description: '`postgres://…` to use a PostgreSQL server', unset: 'PGlite in `$DATA_DIR/db`' }),
+  REDIS_URL: url(['redis:', 'rediss:']).optional().meta({
+    description:
+      '`redis://…` (or `rediss://`) to share rate-limit counters between processes; while it is unreachable each process counts alone, logged ([OPERATIONS.md](OPERATIONS.md), "Scaling out")',
+    unset: 'counters in memory',
+  }),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .meta({ description: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`' }),
+  PAUSED: bool.default(false).meta({
+    description:
+      'Start paused: every route except `/api/health` answers `503 paused`. `repo402 resume` does not lift it; restart without it',
+  }),
+  // Fastify's hop count is refused on purpose: it would believe a client that reaches the port directly.
   TRUST_PROXY: z
     .string()
     .default('false')
     .transform((value): boolean | string =>
       value === 'true' || value === 'false' ? value === 'true' : value,
-    ),
+    )
+    .meta({
+      description:
+        '`false`, or the comma-separated addresses/CIDRs of the proxies in front, whose `X-Forwarded-For` entries are trusted; `true` trusts every entry, so a client can choose the address its rate limits count unless the proxy replaces the header (warned at start). No hop count: it would trust a client that reaches the port directly',
+    }),
   APP_SECRET: z
     .string()
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
-    .optional(),
-  /** The Ed25519 key that signs release attestations: its 32-byte seed as hex. */
+    .optional()
+    .meta({
+      description:
+        'Key of every signed token: 32+ bytes as hex (64+ hex characters); set the same value on every process of a deployment (API processes, git host, workers)',
+      unset: 'generated into `$DATA_DIR/app-secret`',
+    }),
   ATTESTATION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'expected an Ed25519 private key: its 32-byte seed as 64 hex characters')
-    .optional(),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
-  WORKERS: bool.default(true),
-  /**
-   * The git host's operations endpoint (`repo402 git-host`): set, this process keeps no
-   * repositories and runs no SSH server; hosted repositories are reached through that process.
-   */
-  GIT_HOST_URL: url(['http:', 'https:']).optional(),
-  RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }),
-  RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }),
-  RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }),
-  RATE_LIMIT_MCP: rateLimit.default({ max: 300, windowSeconds: 60 }),
-  /** Lifetime of one quiet MCP notification stream (GET /api/mcp), and how many one IP may hold. */
-  MCP_STREAM_SECONDS: positiveInt.max(3600).default(300),
-  MCP_STREAMS_PER_IP: positiveInt.max(1000).default(4),
+    .optional()
+    .meta({
+      description:
+        'Ed25519 key that signs release attestations: its 32-byte seed as 64 hex characters (`openssl rand -hex 32`); set the same value on every process that cuts releases (only the git host, in the split topology); changing it rotates the key ([ATTESTATIONS.md](ATTESTATIONS.md))',
+      unset: 'generated into `$DATA_DIR/attestation-key`',
+    }),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000).meta({
+    description:
+      'How long SIGTERM waits for in-flight requests, in milliseconds; past it the process exits with status 1',
+  }),
+  WORKERS: bool.default(true).meta({
+    description:
+      'Whether `serve` also runs the background job workers; `false` on API processes when `repo402 worker` runs them ([OPERATIONS.md](OPERATIONS.md), "Scaling out")',
+  }),
+  GIT_HOST_URL: url(['http:', 'https:']).optional().meta({
+    description:
+      'The git host\'s `http://host:port` (`repo402 git-host`): this process keeps no repositories and runs no SSH server; needs `DATABASE_URL`, `S3_BUCKET`, `APP_SECRET` and `PAYMENTS_MODE=mainnet` ([OPERATIONS.md](OPERATIONS.md), "Scaling out")',
+    unset: 'repositories in `$DATA_DIR/repos`',
+  }),
+  RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }).meta({
+    description:
+      "Public buyer routes: `<max>/<seconds>`, a fixed window per client address (an IPv6 client's /64) and route (each route has its own budget; a `HEAD` shares its `GET`'s); over it, `429`",
+    default: '600/60',
+  }),
+  RATE_LIMIT_AUTH: rateLimit.default({ max: 60, windowSeconds: 60 }).meta({
+    description:
+      "Challenge, key-rotation and registration routes, as `RATE_LIMIT_PUBLIC` (registration's signed attempts are also held to 5 per hour per address)",
+    default: '60/60',
+  }),
+  RATE_LIMIT_CREATOR: rateLimit.default({ max: 300, windowSeconds: 60 }).meta({
+    description: 'Creator routes, as `RATE_LIMIT_PUBLIC`',
+    default: '300/60',
+  }),
+  RATE_LIMIT_MCP: rateLimit.default({ max: 300, windowSeconds: 60 }).meta({
+    description: 'The MCP endpoint (`/api/mcp`), as `RATE_LIMIT_PUBLIC`',
+    default: '300/60',
+  }),
+  MCP_STREAM_SECONDS: positiveInt
+    .max(3600)
+    .default(300)
+    .meta({ description: 'Lifetime of one quiet MCP notification stream (`GET /api/mcp`), in seconds' }),
+  MCP_STREAMS_PER_IP: positiveInt.max(1000).default(4).meta({
+    description: "Open MCP notification streams allowed per client address (an IPv6 client's /64)",
+  }),
   // Identity and compliance.
-  /**
-   * JSON-RPC endpoint of Base: required on mainnet (settlements whose answer was lost are decided
-   * by reading the chain); enables smart-wallet (EIP-1271, ERC-6492) signature checks.
-   */
-  BASE_RPC_URL: url(['http:', 'https:']).optional(),
-  /** Sanctioned addresses, one per line, `#` comments. */
-  SANCTIONS_FILE: z.string().min(1).optional(),
-  /** Comma-separated ISO 3166-1 alpha-2 codes refused with 451. */
+  BASE_RPC_URL: url(['http:', 'https:']).optional().meta({
+    description:
+      'JSON-RPC endpoint of Base: required on mainnet (settlements whose answer was lost are decided by reading the chain); enables smart-wallet (EIP-1271, ERC-6492) signatures',
+    unset: 'plain wallet signatures only',
+  }),
+  SANCTIONS_FILE: z.string().min(1).optional().meta({
+    description:
+      'File of sanctioned addresses, one per line, `#` comments; read at start (a bad file stops start-up) and re-read on change',
+    unset: 'no list',
+  }),
   BLOCKED_COUNTRIES: z
     .string()
     .regex(/^[A-Za-z]{2}(\s*,\s*[A-Za-z]{2})*$/, 'expected comma-separated two-letter country codes')
-    .optional(),
-  /** Request header set by a trusted proxy with the client's country (for example CF-IPCountry). */
+    .optional()
+    .meta({
+      description:
+        'Comma-separated ISO 3166-1 alpha-2 codes answered with `451`; the country comes from `COUNTRY_HEADER`',
+      unset: 'none',
+    }),
   COUNTRY_HEADER: z
     .string()
     .regex(/^[A-Za-z0-9-]+$/, 'expected a header name')
-    .optional(),
-  SMTP_URL: url(['smtp:', 'smtps:']).optional(),
-  MAIL_FROM: z.string().min(3).optional(),
+    .optional()
+    .meta({
+      description: "Header a trusted proxy sets to the client's country, e.g. `CF-IPCountry`",
+      unset: 'no jurisdiction check',
+    }),
+  SMTP_URL: url(['smtp:', 'smtps:']).optional().meta({
+    description: '`smtp://user:pass@host:port` (or `smtps://`) for account announcements',
+    unset: 'messages are logged and kept in the database',
+  }),
+  MAIL_FROM: z
+    .string()
+    .min(3)
+    .optional()
+    .meta({ description: 'Sender of those messages', unset: '`repo402 <no-reply@<BASE_URL host>>`' }),
   // Payments (docs/PAYMENTS.md).
-  /** `devnet` (default): a local chain in-process; `mainnet`: Base through FACILITATOR_URL. */
-  PAYMENTS_MODE: z.enum(['devnet', 'mainnet']).default('devnet'),
-  /** An x402 facilitator; required on mainnet, optional on devnet (instead of the in-process one). */
-  FACILITATOR_URL: url(['http:', 'https:']).optional(),
+  PAYMENTS_MODE: z.enum(['devnet', 'mainnet']).default('devnet').meta({
+    description:
+      "`devnet`: a local chain in-process (Hardhat's EDR, a USDC-compatible token, the reference facilitator), so a fresh install sells and settles for real; `mainnet`: Base through `FACILITATOR_URL` ([PAYMENTS.md](PAYMENTS.md))",
+  }),
+  FACILITATOR_URL: url(['http:', 'https:']).optional().meta({
+    description:
+      'An x402 facilitator; required on mainnet (with `PLATFORM_PAYOUT_ADDRESS` and `BASE_RPC_URL`), optional on devnet instead of the in-process one',
+    unset: 'the in-process one on devnet',
+  }),
   USDC_CONTRACT: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
-    .default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
-  /** Where buyers pay (payTo) on mainnet; on devnet the platform wallet derived from APP_SECRET. */
+    .default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
+    .meta({ description: 'Token contract on mainnet; the default is Base USDC' }),
   PLATFORM_PAYOUT_ADDRESS: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
-    .optional(),
-  /**
-   * Private key of PLATFORM_PAYOUT_ADDRESS on mainnet: with it (and BASE_RPC_URL) the payout sweep
-   * pays creators from that address; without it sweeps are skipped.
-   */
+    .optional()
+    .meta({
+      description: 'Where buyers pay on mainnet (`payTo`); required there',
+      unset: 'on devnet, the platform wallet derived from `APP_SECRET`',
+    }),
   PAYOUT_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 0x-prefixed 32-byte hex private key')
-    .optional(),
-  /** Platform fee in basis points of each purchase, kept from the creator's credit. */
-  PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
-  /**
-   * A block explorer's page of a transaction: an http(s) URL with `{tx}` where the hash goes.
-   * Defaults to Basescan on mainnet; on devnet, unset, no transaction gets a link.
-   */
+    .optional()
+    .meta({
+      description:
+        'Mainnet only: private key of `PLATFORM_PAYOUT_ADDRESS`; with it (and `BASE_RPC_URL`) the payout sweep pays creators from that address',
+      unset: 'payout sweeps are skipped',
+    }),
+  PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0).meta({
+    description:
+      "Platform fee kept from each purchase, in basis points of its price (0–10000), taken from the creator's credit",
+  }),
   EXPLORER_TX_URL: url(['http:', 'https:'])
     .refine(
       (value) => value.includes('{tx}'),
       'expected a URL template containing {tx}, for example https://basescan.org/tx/{tx}',
     )
-    .optional(),
-  /** How long a buy waits for the facilitator's settle before answering 504 settlement_timeout. */
-  SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
-  /**
-   * A cut's zip and its analysis each run in a worker thread stopped after this long (a hostile
-   * file must not hold a core forever). Both fit in the cut job's 30-minute expiry.
-   */
-  CUT_WORKER_TIMEOUT_SECONDS: positiveInt.max(900).default(600),
+    .optional()
+    .meta({
+      description:
+        'Block-explorer page of a transaction, `{tx}` standing for the hash (an http(s) URL containing `{tx}`); sales and payouts link to it as `transaction_url`',
+      unset: '`https://basescan.org/tx/{tx}` on mainnet; no links on devnet',
+    }),
+  SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000).meta({
+    description:
+      "How long a purchase waits for the facilitator's settle before `504 settlement_timeout`, in milliseconds",
+  }),
+  // Both workers fit in the cut job's 30-minute expiry.
+  CUT_WORKER_TIMEOUT_SECONDS: positiveInt.max(900).default(600).meta({
+    description:
+      "A release cut's zip and its analysis each run in a worker thread stopped after this many seconds (at most 900), so a hostile file cannot hold a core forever",
+  }),
   // GitHub-backed listings (Rail A) through a GitHub App; unset means `source: github` is refused.
-  /** The App's id (its settings page, "App ID"). */
-  GITHUB_APP_ID: positiveInt.optional(),
-  /** The App's private key as PEM text (`\n` escapes allowed), or GITHUB_APP_PRIVATE_KEY_PATH. */
+  GITHUB_APP_ID: positiveInt.optional().meta({
+    description: 'The App\'s id (its settings page, "App ID")',
+    unset: 'Rail A off: `source: github` is refused with `400 invalid_request`',
+  }),
   GITHUB_APP_PRIVATE_KEY: z
     .string()
     .includes('-----BEGIN', { message: 'expected a PEM private key' })
-    .optional(),
-  GITHUB_APP_PRIVATE_KEY_PATH: z.string().min(1).optional(),
-  /** The App's webhook secret: deliveries are verified with it (X-Hub-Signature-256). */
-  GITHUB_WEBHOOK_SECRET: z.string().min(16, 'expected at least 16 characters').optional(),
-  /** REST API base: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server. */
-  GITHUB_API_URL: url(['https:', 'http:']).default('https://api.github.com'),
-  /** Lets git fetch over plain http:// (a local stand-in in tests); never for a real GitHub. */
-  GITHUB_GIT_ALLOW_HTTP: bool.default(false),
+    .optional()
+    .meta({ description: "The App's private key as PEM text (`\\n` escapes allowed)" }),
+  GITHUB_APP_PRIVATE_KEY_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'Or the path of its `.pem` file; not both' }),
+  GITHUB_WEBHOOK_SECRET: z.string().min(16, 'expected at least 16 characters').optional().meta({
+    description:
+      "The App's webhook secret, at least 16 characters: deliveries are verified with it (`X-Hub-Signature-256`)",
+  }),
+  GITHUB_API_URL: url(['https:', 'http:'])
+    .default('https://api.github.com')
+    .meta({ description: 'REST API base; `https://<host>/api/v3` for GitHub Enterprise Server' }),
+  GITHUB_GIT_ALLOW_HTTP: bool.default(false).meta({
+    description: 'Lets git fetch over plain `http://`: a local stand-in in tests, never a real GitHub',
+  }),
   // Hosted repositories and blobs.
-  /** Host name in hosted-repository remotes; defaults to the host of BASE_URL. */
   SSH_HOST: z
     .string()
     .regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:]+\]$/, 'expected a host name')
-    .optional(),
-  /** Interface the SSH server listens on; defaults to HOST. */
-  SSH_LISTEN_HOST: z.string().min(1).optional(),
-  /** A connection must authenticate within this time from connecting (like OpenSSH's LoginGraceTime). */
-  SSH_HANDSHAKE_TIMEOUT_SECONDS: positiveInt.max(600).default(10),
-  /** An authenticated connection with no bytes in either direction for this long is closed. */
-  SSH_IDLE_TIMEOUT_SECONDS: positiveInt.max(86_400).default(300),
-  /**
-   * Open SSH connections: overall, per client address (an IPv6 client's /64), per address block
-   * (an IPv4 /24, an IPv6 /48), and not yet logged in (the rest of the total is kept for deploy
-   * keys that have).
-   */
-  SSH_MAX_CONNECTIONS: positiveInt.max(100_000).default(256),
-  SSH_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(10),
-  SSH_MAX_CONNECTIONS_PER_BLOCK: positiveInt.max(100_000).default(32),
-  SSH_MAX_UNAUTHENTICATED_CONNECTIONS: positiveInt.max(100_000).default(128),
-  /** Time for a request's headers, and for the whole request with its body, to arrive. */
-  HTTP_HEADERS_TIMEOUT_SECONDS: positiveInt.max(3600).default(10),
-  HTTP_REQUEST_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
-  /** How long an idle kept-alive HTTP connection waits for its next request. */
-  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: positiveInt.max(3600).default(5),
+    .optional()
+    .meta({ description: 'Host name written in hosted-repository remotes', unset: 'the host of `BASE_URL`' }),
+  SSH_LISTEN_HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'Interface the SSH server listens on', unset: '`HOST`' }),
+  SSH_HANDSHAKE_TIMEOUT_SECONDS: positiveInt.max(600).default(10).meta({
+    description:
+      "An SSH connection must authenticate within this many seconds of connecting, however it trickles bytes (like OpenSSH's `LoginGraceTime`; raise it if keys need a touch)",
+  }),
+  SSH_IDLE_TIMEOUT_SECONDS: positiveInt.max(86_400).default(300).meta({
+    description:
+      'An authenticated SSH connection with no bytes either way for this many seconds is closed; a push or clone that keeps moving data is never cut',
+  }),
+  SSH_MAX_CONNECTIONS: positiveInt
+    .max(100_000)
+    .default(256)
+    .meta({ description: 'Open SSH connections in all; more are closed at once' }),
+  SSH_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.max(100_000).default(10).meta({
+    description:
+      "Open SSH connections per client address (an IPv6 client's /64; `TRUST_PROXY` does not apply); more are closed at once",
+  }),
+  SSH_MAX_CONNECTIONS_PER_BLOCK: positiveInt.max(100_000).default(32).meta({
+    description: 'Open SSH connections per address block (an IPv4 /24, an IPv6 /48); more are closed at once',
+  }),
+  SSH_MAX_UNAUTHENTICATED_CONNECTIONS: positiveInt.max(100_000).default(128).meta({
+    description:
+      'SSH connections still logging in, below `SSH_MAX_CONNECTIONS`: the rest is kept for deploy keys that have logged in ([OPERATIONS.md](OPERATIONS.md), "Connection limits")',
+  }),
+  HTTP_HEADERS_TIMEOUT_SECONDS: positiveInt.max(3600).default(10).meta({
+    description:
+      "Seconds for a request's headers to arrive; then `400 invalid_request` and the connection closes (a connection that sent nothing is closed without an answer)",
+  }),
+  HTTP_REQUEST_TIMEOUT_SECONDS: positiveInt.max(3600).default(30).meta({
+    description: 'Seconds for a whole request with its body to arrive (at least the headers timeout)',
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: positiveInt.max(3600).default(5).meta({
+    description:
+      "Seconds an idle kept-alive connection waits for its next request; behind a load balancer, set it above the balancer's idle timeout",
+  }),
   // Release limits (docs/RELEASES.md): a push or sync past one is refused before anything is cut.
-  /** New release tags one push may add; a push with more is refused whole. */
-  RELEASE_TAGS_PER_PUSH: positiveInt.max(1000).default(10),
-  /** Releases one listing may cut per UTC day, pushed and synced alike. */
-  RELEASES_PER_LISTING_PER_DAY: positiveInt.max(10_000).default(20),
-  /** Bytes of release zips one creator may have stored, each distinct zip counted once. */
-  CREATOR_STORAGE_BYTES: positiveInt.default(5 * 1024 * 1024 * 1024),
-  /** Directories above a file, at most, in a release's tree. */
-  TREE_MAX_DEPTH: positiveInt.max(4096).default(64),
+  RELEASE_TAGS_PER_PUSH: positiveInt
+    .max(1000)
+    .default(10)
+    .meta({ description: 'New `vX.Y.Z` tags one push may add; a push with more is refused whole' }),
+  RELEASES_PER_LISTING_PER_DAY: positiveInt
+    .max(10_000)
+    .default(20)
+    .meta({ description: 'Releases one listing may cut per UTC day, pushed or synced (`429` on sync)' }),
+  CREATOR_STORAGE_BYTES: positiveInt.default(5 * 1024 * 1024 * 1024).meta({
+    description:
+      'Bytes of release zips one creator may store (5 GiB by default), each distinct zip counted once (`413`)',
+  }),
+  TREE_MAX_DEPTH: positiveInt
+    .max(4096)
+    .default(64)
+    .meta({ description: "Directories above a file, at most, in a release's tree (`413`)" }),
   // Advisory data (docs/SCANNING.md).
-  /** A mirror of the OSV exports, `<OSV_URL>/<ecosystem>/all.zip`: the advisory sync reads it. */
-  OSV_URL: url(['http:', 'https:']).default('https://osv-vulnerabilities.storage.googleapis.com'),
-  /** The hourly advisory sync; unset, on with PAYMENTS_MODE=mainnet and off on the devnet. */
-  OSV_SYNC: bool.optional(),
-  S3_BUCKET: z.string().min(1).optional(),
-  S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_ENDPOINT: url(['http:', 'https:']).optional(),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_FORCE_PATH_STYLE: bool.default(false),
-  /** Key prefix inside the bucket, without slashes at either end. */
+  OSV_URL: url(['http:', 'https:']).default('https://osv-vulnerabilities.storage.googleapis.com').meta({
+    description: 'Mirror of the OSV exports (`<OSV_URL>/<ecosystem>/all.zip`) the advisory sync reads',
+  }),
+  OSV_SYNC: bool.optional().meta({
+    description:
+      'Hourly advisory sync from `OSV_URL` ([OPERATIONS.md](OPERATIONS.md), "Advisory data"); `repo402 advisories sync` runs it by hand either way',
+    unset: '`true` on mainnet, `false` on devnet',
+  }),
+  S3_BUCKET: z.string().min(1).optional().meta({
+    description: 'Store release zips and SBOMs in this S3 bucket',
+    unset: 'blobs in `$DATA_DIR/blobs`',
+  }),
+  S3_REGION: z.string().min(1).default('us-east-1').meta({ description: "The bucket's region" }),
+  S3_ENDPOINT: url(['http:', 'https:'])
+    .optional()
+    .meta({ description: 'Endpoint of an S3-compatible store (MinIO, R2, …)', unset: 'AWS' }),
+  S3_ACCESS_KEY_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'Access key id for the bucket', unset: "the SDK's default credential chain" }),
+  S3_SECRET_ACCESS_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'Its secret access key', unset: "the SDK's default credential chain" }),
+  S3_FORCE_PATH_STYLE: bool
+    .default(false)
+    .meta({ description: 'Path-style bucket addressing (most S3-compatible stores)' }),
   S3_PREFIX: z
     .string()
     .regex(
       /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/,
       'expected a key prefix without leading or trailing slashes',
     )
-    .optional(),
+    .optional()
+    .meta({ description: 'Key prefix inside the bucket, without slashes at either end', unset: 'none' }),
 });
 
 export interface RateLimitRule {
@@ -347,7 +497,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose values (keys, or URLs that may carry a password) never appear in an error message. */
-const SECRET_VARIABLES = new Set([
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'APP_SECRET',
   'ATTESTATION_KEY',
   'PAYOUT_PRIVATE_KEY',

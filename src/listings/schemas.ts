@@ -78,6 +78,10 @@ export const ReleaseSchema = z
     update_price_micro: MicroUsdc.meta({
       description: 'The listing’s update price in force now, the same on every release of the log',
     }),
+    on_sale: z.boolean().optional().meta({
+      description:
+        'In the release log: whether this is the one version sold (the newest passing release of a published listing); an older version cannot be bought',
+    }),
     first_on_sale: z
       .object({
         at: z.iso.datetime(),

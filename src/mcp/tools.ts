@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { walletChallengeOffer } from '../identity/wallet-signature.js';
+import { nextWalletChallenge, walletChallengeOffer } from '../identity/wallet-signature.js';
 import { ManifestSchema, ReleaseSchema } from '../listings/schemas.js';
 import { AppError } from '../platform/errors.js';
 import { SKILL_PATH } from '../platform/http/discovery-links.js';
@@ -53,8 +53,20 @@ async function walletChallenge(ctx: AppContext, address: string): Promise<Wallet
     how:
       'Sign `message` verbatim with EIP-191 personal_sign (viem: account.signMessage({ message })) using this address, ' +
       'then call the tool again with wallet_signature = standard base64 of the JSON {"address","nonce","signature"}. ' +
-      'The challenge expires in 5 minutes and works once; ask for a new one for each call that needs a signature.',
+      'The challenge expires in 5 minutes and works once; every answer to a call that names your wallet carries the next one.',
   };
+}
+
+/**
+ * The challenge for the next call of the wallet a call names (its `address`, or the address inside
+ * its `wallet_signature`), as every answer of the wallet tools carries it; nothing when it names none.
+ */
+async function nextChallenge(
+  ctx: AppContext,
+  args: { address?: string; wallet_signature?: string },
+): Promise<{ wallet_challenge?: WalletChallenge }> {
+  const next = await nextWalletChallenge(ctx, { header: args.wallet_signature, address: args.address });
+  return next ? { wallet_challenge: await walletChallenge(ctx, next.address) } : {};
 }
 
 /**
@@ -188,9 +200,7 @@ const checkVersion = defineTool(
   },
   async (ctx, { owner, slug, wallet_signature, address }) => {
     const status = await versionStatus(ctx, { owner, slug, walletSignature: wallet_signature });
-    return wallet_signature === undefined && address
-      ? { ...status, wallet_challenge: await walletChallenge(ctx, address) }
-      : status;
+    return { ...status, ...(await nextChallenge(ctx, { address, wallet_signature })) };
   },
 );
 
@@ -241,11 +251,7 @@ const purchase = defineTool(
       country: caller.country,
     });
     const body: object = result.status === 'granted' ? result.grant : result.paymentRequired.body;
-    const challenge =
-      result.status === 'payment_required' && args.wallet_signature === undefined && args.address
-        ? { wallet_challenge: await walletChallenge(ctx, args.address) }
-        : {};
-    return { ...body, ...challenge } as z.infer<typeof PurchaseResult>;
+    return { ...body, ...(await nextChallenge(ctx, args)) } as z.infer<typeof PurchaseResult>;
   },
 );
 
@@ -261,7 +267,7 @@ const fetchRelease = defineTool(
       wallet_signature: WalletSignature.optional(),
       address: WalletAddress.optional(),
     }),
-    output: GrantSchema,
+    output: GrantSchema.extend({ wallet_challenge: WalletChallengeSchema.optional() }),
     annotations: { readOnlyHint: false, openWorldHint: false },
   },
   async (ctx, { owner, slug, version, wallet_signature, address }, caller) => {
@@ -269,7 +275,7 @@ const fetchRelease = defineTool(
       const sale = await versionSaleOf(ctx, { owner, slug, version }, 'mcp');
       throw await signatureNeeded(ctx, 'fetch_release', address, sale);
     }
-    return fetchOwnedVersion(ctx, {
+    const grant = await fetchOwnedVersion(ctx, {
       owner,
       slug,
       version,
@@ -277,6 +283,7 @@ const fetchRelease = defineTool(
       country: caller.country,
       via: 'mcp',
     });
+    return { ...grant, ...(await nextChallenge(ctx, { address, wallet_signature })) };
   },
 );
 

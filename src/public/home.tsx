@@ -3,6 +3,7 @@ import Negotiator from 'negotiator';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { cacheSlot } from '../platform/cache/caches.js';
+import { VERSIONS_SOLD } from '../platform/errors.js';
 import { SITE_LINKS } from '../platform/http/discovery-links.js';
 import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/http/page.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
@@ -268,10 +269,13 @@ function ListingList({ listings, empty }: { listings: ShownListingWithBuyers[]; 
 
 function Guides() {
   return (
-    <p class="guides">
-      New here? <a href="/docs/buying">How to buy</a> (by hand, with an agent, or over MCP) ·{' '}
-      <a href="/docs/selling">How to sell</a> your repository
-    </p>
+    <>
+      <p class="guides">
+        New here? <a href="/docs/buying">How to buy</a> (by hand, with an agent, or over MCP) ·{' '}
+        <a href="/docs/selling">How to sell</a> your repository
+      </p>
+      <p class="muted">{VERSIONS_SOLD}</p>
+    </>
   );
 }
 

@@ -180,8 +180,8 @@ from, and that the signing key was valid when it signed, without trusting the do
 Prove control of the wallet with a signed challenge: its \`message\`, signed verbatim (EIP-191
 \`personal_sign\`), sent as the header \`X-Wallet-Signature: base64({"address","nonce","signature"})\`.
 Each challenge works once and lives 5 minutes. **Name your wallet and you never ask for one:**
-every answer of a wallet route (the buy route, re-fetch, version status, entitlements), success or
-refusal, to a request that names a wallet (the address inside its \`X-Wallet-Signature\`, or
+every answer of a wallet route (the buy route's grants and refusals, re-fetch, version status,
+entitlements; not a 402, which writes nothing) to a request that names a wallet (the address inside its \`X-Wallet-Signature\`, or
 \`?address=<address>\` on the URL) carries a fresh challenge for it as \`wallet_challenge\` (in
 \`details\` of an error): sign that one for your next call. \`GET ${baseUrl}/api/auth/challenge?address=<address>&purpose=wallet_ownership\`
 gives one too.

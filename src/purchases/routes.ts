@@ -12,7 +12,7 @@ import {
   DownloadParams,
   EntitlementsQuery,
   EntitlementsSchema,
-  GrantSchema,
+  GrantResponseSchema,
   PaymentRequiredSchema,
   VersionParams,
   VersionStatusResponseSchema,
@@ -69,7 +69,7 @@ export function buyerRoutes(ctx: AppContext) {
           querystring: WalletAddressQuery,
           security: [{}, { paymentSignature: [] }, { walletSignature: [] }],
           response: {
-            200: GrantSchema,
+            200: GrantResponseSchema,
             ...errorResponses(
               'invalid_request',
               'authorization_mismatch',
@@ -128,7 +128,7 @@ export function buyerRoutes(ctx: AppContext) {
           querystring: WalletAddressQuery,
           security: [{ walletSignature: [] }],
           response: {
-            200: GrantSchema,
+            200: GrantResponseSchema,
             ...errorResponses(
               'invalid_signature',
               'not_entitled',

@@ -28,24 +28,23 @@ export const WalletChallengeSchema = z
 
 const NextChallenge = { wallet_challenge: WalletChallengeSchema.optional() };
 
-export const GrantSchema = z
-  .object({
-    download_url: z.string().meta({ description: 'Signed URL, valid 5 minutes' }),
-    expires_at: z.iso.datetime(),
-    version: z.string(),
-    artifact_sha256: z.string(),
-    size_bytes: z.number().int(),
-    kind: z.enum(['new', 'update', 'free', 'owned']),
-    attestation_url: z.string().meta({
-      description:
-        'The signed attestation of this zip (in-toto Statement v1 in a DSSE envelope): verify the download against it, offline (docs/ATTESTATIONS.md)',
-    }),
-    purchase_id: z.string().optional(),
-    transaction: z.string().optional().meta({ description: 'Settlement transaction hash' }),
-    ...NextChallenge,
-  })
-  .meta({ id: 'ResourceGrant' });
+export const GrantSchema = z.object({
+  download_url: z.string().meta({ description: 'Signed URL, valid 5 minutes' }),
+  expires_at: z.iso.datetime(),
+  version: z.string(),
+  artifact_sha256: z.string(),
+  size_bytes: z.number().int(),
+  kind: z.enum(['new', 'update', 'free', 'owned']),
+  attestation_url: z.string().meta({
+    description:
+      'The signed attestation of this zip (in-toto Statement v1 in a DSSE envelope): verify the download against it, offline (docs/ATTESTATIONS.md)',
+  }),
+  purchase_id: z.string().optional(),
+  transaction: z.string().optional().meta({ description: 'Settlement transaction hash' }),
+});
 export type Grant = z.infer<typeof GrantSchema>;
+/** What the buy and re-fetch routes answer: the grant, and a challenge for a wallet the request named. */
+export const GrantResponseSchema = GrantSchema.extend(NextChallenge).meta({ id: 'ResourceGrant' });
 /** `new`/`update` after a payment, `free` for a price of zero, `owned` for a holder's re-fetch. */
 export type GrantKind = Grant['kind'];
 

@@ -145,9 +145,10 @@ export async function releaseLog(
     slug: listing.slug,
     status: listing.status,
     versionOnSale: onSale?.version ?? null,
-    releases: page.releases.map((row) =>
-      releaseBody(row, listing, { baseUrl, owner: listing.owner, slug: listing.slug }),
-    ),
+    releases: page.releases.map((row) => ({
+      ...releaseBody(row, listing, { baseUrl, owner: listing.owner, slug: listing.slug }),
+      on_sale: row.version === onSale?.version,
+    })),
     nextCursor: page.nextCursor,
   };
 }

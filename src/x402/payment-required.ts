@@ -135,7 +135,7 @@ function instructionsFor(baseUrl: string, via: 'http' | 'mcp', amountMicro: bigi
   if (via === 'mcp') {
     return (
       'This result is a paywall, not an error. To buy: sign an EIP-3009 TransferWithAuthorization for accepts[0] ' +
-      "(an x402 v2 exact payment: @x402/core/client's x402Client, registered with @x402/evm's ExactEvmScheme, " +
+      "(an x402 v2 exact payment; npm install @x402/core @x402/evm viem: @x402/core/client's x402Client, registered with @x402/evm's ExactEvmScheme, " +
       'builds it with createPaymentPayload(this object); encodePaymentSignatureHeader from @x402/core/http turns it into the base64 string), then call the `purchase` tool again ' +
       'with the same owner and slug, `payment_signature` = the base64 payment payload and `quote_id` = extra.quote_id. ' +
       `The result is the grant (download_url, valid 5 minutes) once the payment settles. ${guide}`

@@ -205,19 +205,20 @@ describe('the buy-side MCP server through the official client', () => {
     });
     expect(refetch.isError, JSON.stringify(refetch.content)).toBeFalsy();
     expect((refetch.structuredContent as Structured).kind).toBe('owned');
+    // Every answer to a call naming the wallet carries the next challenge: signed, it is the next call.
+    const next = (refetch.structuredContent as Structured).wallet_challenge;
+    expect(next).toMatchObject({ argument: 'wallet_signature', address: wallet.address });
+    const status = (
+      await call('check_version', { owner: f.owner, slug: f.slug, wallet_signature: await sign(next) })
+    ).structuredContent as Structured;
+    expect(status).toMatchObject({ owned: true, price_kind: 'owned' });
+    expect(status.wallet_challenge.nonce).not.toBe(next.nonce);
 
-    // check_version hands out a challenge too; signed, it reports the holding.
+    // check_version named by `address` alone: the anonymous answer, and a challenge.
     const anonymous = (await call('check_version', { owner: f.owner, slug: f.slug, address: wallet.address }))
       .structuredContent as Structured;
     expect(anonymous).not.toHaveProperty('owned');
-    const status = (
-      await call('check_version', {
-        owner: f.owner,
-        slug: f.slug,
-        wallet_signature: await sign(anonymous.wallet_challenge),
-      })
-    ).structuredContent as Structured;
-    expect(status).toMatchObject({ owned: true, price_kind: 'owned' });
+    expect(anonymous.wallet_challenge.address).toBe(wallet.address);
   });
 
   it('returns failures as isError results carrying the spec error body', async () => {

@@ -239,6 +239,7 @@ describe.each(BACKENDS)('versions and wallet refusals on %s', (backend) => {
     const log = await t.app.inject({ url: `/api/v/${fixture.owner}/${fixture.slug}/releases` });
     expect(log.json().version_on_sale).toBe('1.1.0');
     const [newest, oldest] = log.json().releases;
+    expect([newest.on_sale, oldest.on_sale]).toEqual([true, false]);
     for (const release of [newest, oldest]) {
       expect(release).toMatchObject({ price_micro: '3000000', update_price_micro: '700000' });
     }
