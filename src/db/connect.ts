@@ -201,7 +201,7 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
  * PGlite's `query` parses and plans every statement anew, in six protocol exchanges with the
  * WebAssembly backend. A hot statement is parsed once into a named prepared statement; each call
  * is then one exchange (bind, describe, execute, sync), which costs half the CPU or less
- * (docs/BENCHMARKS.md). It takes the locks `query` takes, so it never runs inside a transaction
+ * (docs/DECISIONS.md, D-74). It takes the locks `query` takes, so it never runs inside a transaction
  * another caller has open on the one connection.
  */
 function pgliteStatements(client: PGlite): Database['run'] {

@@ -9,7 +9,7 @@ import type { PGliteOptions } from '@electric-sql/pglite';
  * Settings for every embedded database.
  * - PGlite's default 128 MB of shared buffers is touched when the server starts, so it is resident
  *   from the first request; 16 MB keeps the WebAssembly heap at its 128 MB floor and cost the
- *   embedded server about 140 MB less (docs/BENCHMARKS.md, memory). Pages beyond the buffers are
+ *   embedded server about 140 MB less (docs/DECISIONS.md, D-105). Pages beyond the buffers are
  *   read through the host file system, whose page cache serves them.
  * - No zeros are written into each new 16 MB WAL segment before use (`wal_init_zero`, which
  *   PostgreSQL offers for file systems that gain nothing from it). The database runs on the event

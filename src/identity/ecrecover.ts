@@ -6,7 +6,7 @@ import { type Address, type Hex, hexToBytes, keccak256 } from 'viem';
  * recovers to `address`: the plain-wallet check behind every wallet signature and payment
  * authorization. libsecp256k1 (WebAssembly, through tiny-secp256k1) recovers in about 0.3 ms
  * where viem's pure-JavaScript curve takes about 2 ms, a fifth of a paid purchase's CPU
- * (docs/BENCHMARKS.md). Anything malformed is simply not the address's signature; callers that
+ * (docs/DECISIONS.md, D-16). Anything malformed is simply not the address's signature; callers that
  * accept smart wallets ask the chain when this says no.
  */
 export function recoversTo(hash: Hex, signature: Hex, address: Address): boolean {

@@ -29,7 +29,7 @@ const KEEP_ALIVE_MS = 15_000;
 /**
  * The MCP SDK and our tools, loaded by the first MCP request rather than at start: 3 MB of heap
  * (after collection) that an idle server, or one no agent talks MCP to, does not hold
- * (docs/BENCHMARKS.md, memory). A failed import is retried by the next request.
+ * (docs/DECISIONS.md, D-87). A failed import is retried by the next request.
  */
 async function importMcp() {
   const [transport, types, server] = await Promise.all([

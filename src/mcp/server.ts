@@ -11,7 +11,7 @@ const INSTRUCTIONS =
 
 /**
  * One JSON Schema validator for every server: each server made its own Ajv instance otherwise,
- * about a fifth of an MCP call's CPU (docs/BENCHMARKS.md).
+ * about a fifth of an MCP call's CPU (docs/DECISIONS.md, D-87).
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 

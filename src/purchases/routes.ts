@@ -91,7 +91,7 @@ export function buyerRoutes(ctx: AppContext) {
         },
       },
       async (request, reply) => {
-        // Fields named one by one: adding fields after a spread takes V8's slow path (docs/BENCHMARKS.md).
+        // Fields named one by one: adding fields after a spread takes V8's slow path (docs/DECISIONS.md, D-114).
         const result = await buyLatest(ctx, {
           owner: request.params.owner,
           slug: request.params.slug,

@@ -25,7 +25,7 @@ export type PurchaseRow = typeof purchases.$inferSelect;
 export type NewPurchase = typeof purchases.$inferInsert;
 
 // The buy path's hot statements are written by hand and prepared once (`Database.run`): building
-// them with Drizzle on every purchase was a fifth of a paid purchase's CPU (docs/BENCHMARKS.md).
+// them with Drizzle on every purchase was a fifth of a paid purchase's CPU (docs/DECISIONS.md, D-74).
 // Rows that carry a table's columns select them with `columnList` and are decoded by the schema's
 // columns (`fromColumns`), as the query builder would.
 

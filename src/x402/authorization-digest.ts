@@ -7,7 +7,7 @@ import type { Authorization } from './payment-header.js';
  * them), with the type hash and the domain separator computed once. `hashTypedData` validated
  * and hashed the whole type description and domain on every call, and checked each address's
  * checksum with another hash: five times the Keccak work, about 5 % of a paid purchase's CPU
- * (docs/BENCHMARKS.md).
+ * (docs/DECISIONS.md, D-76).
  */
 
 export interface TokenDomain {

@@ -81,7 +81,7 @@ const PUBLIC_CORS = {
  * Which routes answer cross-origin is decided once, as each route is registered, never per
  * request. A public route's answer carries two constant headers, set by a hook of its own (what the
  * plugin would set for `origin: '*'` without credentials; the plugin's per-request work was about a
- * tenth of a cached public read's CPU, docs/BENCHMARKS.md). Preflights are the plugin's: it is
+ * tenth of a cached public read's CPU, docs/DECISIONS.md, D-84). Preflights are the plugin's: it is
  * registered in a scope that holds only the `OPTIONS` routes, one per public prefix, answered by
  * its hook, and its catch-all `OPTIONS *`, which carries `cors: false` and so refuses every other
  * preflight. An error on a public path is answered with the same headers, route or none.

@@ -7,7 +7,7 @@ import { safeParse } from 'zod/v4/core';
  * fastify-type-provider-zod's validator, except that headers a schema only checked are left as
  * Node parsed them. Fastify keeps a validated headers object beside the raw one and merges the two
  * into a fresh copy on every `request.headers` read: several copies per request on the buy path,
- * a sixth of its handler's CPU (docs/BENCHMARKS.md). When the schema changed a value (a default, a
+ * a sixth of its handler's CPU (docs/DECISIONS.md, D-13). When the schema changed a value (a default, a
  * transform), the validated object is kept as before.
  *
  * Path parameters and query strings whose schema accepts whatever Fastify parsed, unchanged, are not
@@ -15,7 +15,7 @@ import { safeParse } from 'zod/v4/core';
  */
 export const validatorCompiler: FastifySchemaCompiler<$ZodType> = (route) => {
   // A parse that can neither refuse nor change what Fastify parsed is not run at all (version
-  // status spent about 2 µs of its 45-50 per request on it, docs/BENCHMARKS.md).
+  // status spent about 2 µs of its 45-50 per request on it, docs/DECISIONS.md, D-13).
   if (validAsParsed(route.httpPart, route.schema, route.url)) return () => true;
   const validate = zodValidatorCompiler(route);
   if (route.httpPart !== 'headers') return validate;

@@ -35,7 +35,7 @@ const NAME_SPACE = 'repo402:rl:';
  *
  * The counting is @fastify/rate-limit's own stores (its Lua script in Redis); the hook that asks
  * them is ours, a callback that answers at once when the store does. The plugin's hook cost a
- * cached public read about 5 µs of its 40-50 (docs/BENCHMARKS.md, seventh session): promises and
+ * cached public read about 5 µs of its 40-50 (docs/DECISIONS.md, D-94): promises and
  * awaits around a synchronous count, and Fastify's `routeOptions` built on every request.
  */
 export function installRateLimits(app: FastifyInstance, redis?: Redis): void {

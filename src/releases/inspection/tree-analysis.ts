@@ -7,7 +7,7 @@ import type { Capabilities, Finding } from '../../scan/types.js';
 /**
  * What the tree's analysis takes and gives, and its version, apart from the analysis itself
  * (`analyse-tree.ts`): the server's thread needs these, and only the analysis worker loads the
- * analysis's modules (docs/BENCHMARKS.md, memory).
+ * analysis's modules (docs/DECISIONS.md, D-60).
  */
 
 export const ANALYZER_VERSION = '1.0.0';
