@@ -154,7 +154,8 @@ describe.each(BACKENDS)('GET /api/listings/{id}/releases on %s', (backend) => {
       expect(first.next_cursor).toEqual(expect.any(String));
 
       // The public log pages the same releases with the same cursor, without the scan reports, each
-      // linking its attestation (the attestation route serves published listings only).
+      // linking its attestation (the attestation route serves published listings only) and marking
+      // the one version on sale.
       const publicFirst = (
         await t.app.inject({ url: `/api/v/${listing.owner}/${listing.slug}/releases` })
       ).json();
@@ -162,6 +163,7 @@ describe.each(BACKENDS)('GET /api/listings/{id}/releases on %s', (backend) => {
       expect(publicFirst.releases).toEqual(
         first.releases.map(({ scan_report: _report, ...release }) => ({
           ...release,
+          on_sale: release.version === '1.0.0',
           attestation_url: `${t.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases/${release.version}/attestation`,
         })),
       );
