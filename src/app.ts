@@ -12,7 +12,7 @@ import { devnetRoutes } from './devnet/routes.js';
 import { earningsRoutes } from './earnings/routes.js';
 import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { identityRoutes } from './identity/routes.js';
-import { listingRoutes } from './listings/routes.js';
+import { githubRepositoryRoutes, listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
 import { AppError } from './platform/errors.js';
 import { installCors } from './platform/http/cors.js';
@@ -155,6 +155,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(siteRoutes, { ctx });
   await app.register(identityRoutes, { prefix: '/api', ctx });
   await app.register(listingRoutes(ctx, listingReleases(ctx)), { prefix: '/api/listings' });
+  await app.register(githubRepositoryRoutes(ctx), { prefix: '/api/github' });
   await app.register(releaseRoutes(ctx), { prefix: '/api' });
   await app.register(creatorDocumentRoutes, { ctx });
   await app.register(buyerRoutes(ctx), { prefix: '/api' });

@@ -73,6 +73,36 @@ export interface TreeSize {
 
 export type RepoRef = { id: number } | { fullName: string };
 
+/** The App as GitHub describes it (`GET /app`). */
+export interface GitHubAppInfo {
+  /** Its public page, `https://github.com/apps/<slug>`, where accounts install it. */
+  htmlUrl: string;
+}
+
+/** One installation of the App, as the App's installation list shows it. */
+export interface GitHubInstallation {
+  id: number;
+  /** The login of the account (or the slug of the enterprise) it is installed on. */
+  account: string | null;
+  suspended: boolean;
+}
+
+/** A repository as an installation's repository list shows it. */
+export interface InstallationRepo {
+  id: number;
+  fullName: string;
+  ownerLogin: string;
+  private: boolean;
+  defaultBranch: string;
+  pushedAt: string | null;
+}
+
+/** The first `limit` entries of a GitHub list, and whether it holds more. */
+export interface ListHead<T> {
+  items: T[];
+  more: boolean;
+}
+
 /** The installation cannot make the call at all: access to the source is gone. */
 export class GitHubAccessError extends Error {
   constructor(
@@ -84,6 +114,20 @@ export class GitHubAccessError extends Error {
     this.name = 'GitHubAccessError';
   }
 }
+
+/** GitHub answered a call with an error that is not the installation's access being gone. */
+export class GitHubRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GitHubRefusal';
+  }
+}
+
+/** GitHub's largest page: the fewest requests for a list. */
+const PAGE_SIZE = 100;
 
 /** A fresh token is taken when the cached one has less than this left: a fetch must not outlive it. */
 const TOKEN_MIN_LIFETIME_MS = 10 * 60 * 1000;
@@ -196,12 +240,63 @@ export class GitHubClient {
   }
 
   /** A file's text on the default branch; undefined when there is no such file. */
-  async fileText(installationId: number, repo: GitHubRepo, filePath: string): Promise<string | undefined> {
+  async fileText(
+    installationId: number,
+    repo: Pick<GitHubRepo, 'fullName'>,
+    filePath: string,
+  ): Promise<string | undefined> {
     const data = await this.read(installationId, (octokit) =>
       octokit.rest.repos.getContent({ ...ownerAndRepo(repo.fullName), path: filePath }),
     );
     if (!data || Array.isArray(data) || data.type !== 'file' || !('content' in data)) return undefined;
     return Buffer.from(data.content, 'base64').toString('utf8');
+  }
+
+  /** The App itself, asked with the App's JWT. */
+  async appInfo(): Promise<GitHubAppInfo> {
+    const { data } = await this.appCall(() => this.appOctokit().request('GET /app'));
+    if (!data) throw new GitHubRefusal(200, 'GitHub answered GET /app without an App');
+    return { htmlUrl: data.html_url };
+  }
+
+  /**
+   * The App's installations in GitHub's order, at most `limit` of them: every account the App is
+   * installed on, whoever installed it, so what is shown of them is the caller's to decide.
+   */
+  async installations(limit: number): Promise<ListHead<GitHubInstallation>> {
+    const head = await this.appCall(() =>
+      firstItems(
+        this.appOctokit().paginate.iterator('GET /app/installations', { per_page: PAGE_SIZE }),
+        limit,
+      ),
+    );
+    return {
+      more: head.more,
+      items: head.items.map((installation) => ({
+        id: installation.id,
+        account: accountName(installation.account),
+        suspended: installation.suspended_at != null,
+      })),
+    };
+  }
+
+  /** The repositories the installation was given, in GitHub's order, at most `limit` of them. */
+  async installationRepositories(installationId: number, limit: number): Promise<ListHead<InstallationRepo>> {
+    const octokit = await this.installationOctokit(installationId);
+    const head = await this.call(installationId, () =>
+      firstItems(octokit.paginate.iterator('GET /installation/repositories', { per_page: PAGE_SIZE }), limit),
+    );
+    return {
+      more: head.more,
+      items: head.items.map((repo) => ({
+        id: repo.id,
+        fullName: repo.full_name,
+        ownerLogin: repo.owner.login,
+        private: repo.private,
+        defaultBranch: repo.default_branch,
+        pushedAt: repo.pushed_at ?? null,
+      })),
+    };
   }
 
   /** The owning account's public profile; fields GitHub leaves out are null. */
@@ -246,6 +341,11 @@ export class GitHubClient {
     });
   }
 
+  /** The Octokit acting as the App (its JWT): built from the class given to `App`, so it paginates. */
+  private appOctokit(): Octokit {
+    return this.app.octokit as unknown as Octokit;
+  }
+
   /**
    * An Octokit acting as the installation. Its token is taken first, on its own: octokit takes it
    * lazily on the first request, where a 404 for an uninstalled App would read as a missing repo.
@@ -260,23 +360,64 @@ export class GitHubClient {
 
   /**
    * Runs a call for an installation; a refusal of the installation itself becomes
-   * `GitHubAccessError`. Only the status and GitHub's message are logged: octokit errors carry the
-   * request, and the request carries credentials.
+   * `GitHubAccessError`.
    */
-  private async call<T>(installationId: number, run: () => Promise<T>): Promise<T> {
+  private call<T>(installationId: number, run: () => Promise<T>): Promise<T> {
+    return this.refusalsNamed(
+      run,
+      { installationId },
+      'GitHub refused a call of the installation',
+      (status) =>
+        status === 401 || status === 403 || status === 404
+          ? new GitHubAccessError(installationId, status, accessLoss(status))
+          : undefined,
+    );
+  }
+
+  /** Runs a call made as the App itself (its JWT): any refusal is a `GitHubRefusal`. */
+  private appCall<T>(run: () => Promise<T>): Promise<T> {
+    return this.refusalsNamed(run, {}, 'GitHub refused a call of the App', () => undefined);
+  }
+
+  /**
+   * Turns GitHub's answer to a failed call into an error of ours, logged. Only the status and
+   * GitHub's message are logged: octokit errors carry the request, and the request carries
+   * credentials.
+   */
+  private async refusalsNamed<T>(
+    run: () => Promise<T>,
+    fields: Record<string, unknown>,
+    line: string,
+    accessError: (status: number) => GitHubAccessError | undefined,
+  ): Promise<T> {
     try {
       return await run();
     } catch (error) {
       const status = statusOf(error);
       if (status === undefined) throw error;
       const message = error instanceof Error ? error.message.slice(0, 300) : 'request failed';
-      this.log.warn({ installationId, status, github: message }, 'GitHub refused a call of the installation');
-      if (status === 401 || status === 403 || status === 404) {
-        throw new GitHubAccessError(installationId, status, accessLoss(status));
-      }
-      throw new Error(`GitHub answered ${status}: ${message}`);
+      this.log.warn({ ...fields, status, github: message }, line);
+      throw accessError(status) ?? new GitHubRefusal(status, `GitHub answered ${status}: ${message}`);
     }
   }
+}
+
+/**
+ * Reads a paginated list page by page until it holds more than `limit` entries or ends: pages past
+ * the one that answers the question are never asked for.
+ */
+async function firstItems<T>(pages: AsyncIterable<{ data: T[] }>, limit: number): Promise<ListHead<T>> {
+  const items: T[] = [];
+  for await (const page of pages) {
+    items.push(...page.data);
+    if (items.length > limit) break;
+  }
+  return { items: items.slice(0, limit), more: items.length > limit };
+}
+
+/** An installation's account: a user or an organisation by login, an enterprise by slug. */
+function accountName(account: { login?: string; slug?: string } | null): string | null {
+  return account?.login ?? account?.slug ?? null;
 }
 
 /** Octokit's request line: `GET /repositories/1 - 404 with id ABCD:1234 in 12ms`. */

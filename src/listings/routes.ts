@@ -8,9 +8,11 @@ import { BODY_LIMITS } from '../platform/http/json-body.js';
 import { routeOptions } from '../platform/http/route-options.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { deployKeyFingerprint } from './deploy-keys.js';
+import { claimableRepositories } from './github-repositories.js';
 import { commitLicence } from './licence.js';
 import {
   CreateListingRequestSchema,
+  GitHubRepositoriesSchema,
   LicenceRequestSchema,
   LicenceResponseSchema,
   ListingIdParamsSchema,
@@ -262,6 +264,51 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           commit_sha: result.commitSha,
           committed: result.created,
           next_step: `Run \`git pull\` before your next push: ${DEFAULT_BRANCH} now has this commit, and pushes that would overwrite it are refused.`,
+        };
+      },
+    );
+  };
+}
+
+/**
+ * Under `/api/github`: the repositories the caller can list from GitHub, for choosing one when
+ * creating a `source: github` listing. A creator route like the listing routes.
+ */
+export function githubRepositoryRoutes(ctx: AppContext) {
+  return async (app: App) => {
+    const route = routeOptions(ctx.config, { rateLimit: 'creator', tag: 'creator' });
+    app.get(
+      '/repositories',
+      route({
+        guard: requireApiKey(ctx, 'listings:read'),
+        summary:
+          'The GitHub repositories whose .repo402 file names the caller, by installation, and how to add one; a bounded scan',
+        response: {
+          200: GitHubRepositoriesSchema,
+          ...errorResponses('invalid_request', 'invalid_key', 'insufficient_scope', 'rate_limited'),
+        },
+      }),
+      async (request, reply) => {
+        const found = await claimableRepositories(ctx, creatorOf(request));
+        // Names of the caller's repositories: no cache may keep them.
+        reply.header('cache-control', 'no-store');
+        return {
+          enabled: found.enabled,
+          install_url: found.installUrl,
+          claim: found.claim,
+          installations: found.installations.map((installation) => ({
+            installation_id: installation.installationId,
+            account: installation.account,
+            repositories: installation.repositories.map((repo) => ({
+              github_repo_id: repo.githubRepoId,
+              full_name: repo.fullName,
+              private: repo.private,
+              default_branch: repo.defaultBranch,
+              listing_id: repo.listingId,
+              in_use: repo.inUse,
+            })),
+          })),
+          truncated: found.truncated,
         };
       },
     );

@@ -215,7 +215,7 @@ export const HostKeySchema = z.object({
 export const ListingReleaseSchema = ReleaseSchema.extend({
   scan_report: z.unknown().optional().meta({
     description:
-      "The full trust report (null while pending); only on the creator's single-listing answers (GET /api/listings/{id}) and GET /api/listings/{id}/releases, never on the list",
+      "The full trust report (null while pending): verdict, checks, findings with path and line, and `notes` naming each documented example or placeholder credential the secret check allowed (never blocking, never counted). Only on the creator's single-listing answers (GET /api/listings/{id}) and GET /api/listings/{id}/releases, never on the list",
   }),
 }).meta({ id: 'ListingRelease' });
 
@@ -327,6 +327,57 @@ export const LicenceResponseSchema = z
     next_step: z.string(),
   })
   .meta({ id: 'LicenceResponse' });
+
+/** GET /api/github/repositories: what the caller can list from GitHub (listings/github-repositories.ts). */
+export const GitHubRepositoriesSchema = z
+  .object({
+    enabled: z.boolean().meta({
+      description:
+        'false when this server has no GitHub App configured: `source: "github"` listings cannot be created here',
+    }),
+    install_url: z.string().nullable().meta({
+      description:
+        "Where an account installs the App (GitHub's `/installations/new` page); null when not enabled",
+    }),
+    claim: z
+      .object({
+        file: z.string().meta({ description: 'The file on the default branch that claims a repository' }),
+        line: z.string().meta({ description: "The line it must hold: the caller's handle" }),
+      })
+      .meta({
+        description: 'What to commit to a repository so that it is listed here and can be listed for sale',
+      }),
+    installations: z
+      .array(
+        z.object({
+          installation_id: z.number().int(),
+          account: z.string().meta({ description: 'The GitHub account the App is installed on' }),
+          repositories: z.array(
+            z.object({
+              github_repo_id: z.number().int(),
+              full_name: z.string().meta({ description: 'owner/name on GitHub' }),
+              private: z.boolean().meta({ description: 'Only a private repository can be listed' }),
+              default_branch: z.string(),
+              listing_id: z.uuid().nullable().meta({
+                description: "The caller's live listing backed by this repository, else null",
+              }),
+              in_use: z.boolean().meta({
+                description: "Whether a live listing (anyone's) is backed by it: one repository, one listing",
+              }),
+            }),
+          ),
+        }),
+      )
+      .meta({
+        description:
+          'Installations holding a repository whose claim file names the caller, with those repositories only; nothing is shown of any other installation or repository',
+      }),
+    truncated: z.boolean().meta({
+      description:
+        'true when the scan stopped at its bound (100 installations, 200 repositories per call) before seeing every repository',
+    }),
+  })
+  .meta({ id: 'GitHubRepositories' });
 
 /**
  * A published listing's public manifest (GET /api/label, the manifest page's JSON, the MCP

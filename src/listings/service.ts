@@ -2,10 +2,11 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
-import { GitHubAccessError, type RepoRef } from '../github/client.js';
+import type { RepoRef } from '../github/client.js';
 import { lockCreator } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
+import { CLAIM_FILE, claimNames, noAccess, readClaimFile } from './github-claim.js';
 import {
   countDrafts,
   findListingById,
@@ -104,15 +105,11 @@ export async function createListing(
   });
 }
 
-/** The file on a repository's default branch that names the repo402 handles allowed to list it. */
-export const CLAIM_FILE = '.repo402';
-
 /**
  * The repository, when the installation reaches it, it is private, and its default branch holds
- * `.repo402` naming the caller's handle on a line of its own. An installation id is no secret (it
- * shows in GitHub's URLs), so reaching the repository proves nothing about who is asking; writing
- * to it does. The answer is the same 404 whether the repository is out of reach or does not name
- * the caller, so an id reveals nothing about repositories that are not yours.
+ * the claim file naming the caller's handle (github-claim.ts). The answer is the same 404 whether
+ * the repository is out of reach or does not name the caller, so an id reveals nothing about
+ * repositories that are not yours.
  */
 async function claimedRepo(ctx: AppContext, handle: string, installationId: number, ref: RepoRef) {
   if (!ctx.github) {
@@ -122,9 +119,8 @@ async function claimedRepo(ctx: AppContext, handle: string, installationId: numb
     );
   }
   const repo = await ctx.github.repo(installationId, ref).catch(noAccess);
-  const claim = repo && (await ctx.github.fileText(installationId, repo, CLAIM_FILE).catch(noAccess));
-  const named = claim?.split(/\r?\n/).some((line) => line.trim().toLowerCase() === handle.toLowerCase());
-  if (!repo || !named) {
+  const claim = repo && (await readClaimFile(ctx.github, installationId, repo).catch(noAccess));
+  if (!repo || !claimNames(claim, handle)) {
     throw new AppError('not_found', {
       message: `The GitHub App installation does not reach that repository, or its default branch has no ${CLAIM_FILE} file naming your handle (${handle}) on a line of its own; install the App on the repository and commit that file`,
     });
@@ -135,12 +131,6 @@ async function claimedRepo(ctx: AppContext, handle: string, installationId: numb
     });
   }
   return { installationId, repo };
-}
-
-/** A call the installation can no longer make reads as nothing found; any other failure stays one. */
-function noAccess(error: unknown): undefined {
-  if (error instanceof GitHubAccessError) return undefined;
-  throw error;
 }
 
 /** The caller's listing; `404` for unknown ids and other creators' alike, so ids reveal nothing. */

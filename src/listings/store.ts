@@ -56,6 +56,18 @@ export async function findLiveListingOfGitHubRepo(db: Db, repoId: number): Promi
   return row;
 }
 
+/** The listings (not retired) these GitHub repositories back: at most one each. */
+export function liveListingsOfGitHubRepos(
+  db: Db,
+  repoIds: number[],
+): Promise<Array<{ id: string; creatorId: string; githubRepoId: number | null }>> {
+  if (repoIds.length === 0) return Promise.resolve([]);
+  return db
+    .select({ id: listings.id, creatorId: listings.creatorId, githubRepoId: listings.githubRepoId })
+    .from(listings)
+    .where(and(inArray(listings.githubRepoId, repoIds), ne(listings.status, 'retired')));
+}
+
 /** Listings not retired behind a GitHub repository, or behind any repository of an installation. */
 export function liveGitHubListings(
   db: Db,

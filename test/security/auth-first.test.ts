@@ -84,6 +84,7 @@ const EXPECTED_KEY_ROUTES = [
   'GET /api/creators/me/payouts',
   'GET /api/listings/{id}/releases',
   'GET /api/listings/{id}/manifest',
+  'GET /api/github/repositories',
 ];
 
 describe.each(BACKENDS)('authentication before validation on %s', (backend) => {

@@ -174,6 +174,12 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/listings/{id}/releases': { kind: 'key', foreignId: 'path' },
   'GET /api/listings/{id}/manifest': { kind: 'key', foreignId: 'path' },
   'GET /api/listings/{id}/holders': { kind: 'key', foreignId: 'path' },
+  'GET /api/github/repositories': {
+    kind: 'key',
+    foreignId: {
+      none: 'lists only repositories whose .repo402 names the caller (test/listings/github-repositories.test.ts)',
+    },
+  },
   'GET /api/creators/me/sales': {
     kind: 'key',
     query: (listingId) => ({ listing_id: listingId }),

@@ -19,6 +19,8 @@ const DOCS = {
   root: 'https://docs.github.com/rest',
   createToken: 'https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app',
   getInstallation: 'https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app',
+  listInstallationRepos:
+    'https://docs.github.com/rest/apps/installations#list-repositories-accessible-to-the-app-installation',
   getRepo: 'https://docs.github.com/rest/repos/repos#get-a-repository',
   listTags: 'https://docs.github.com/rest/repos/repos#list-repository-tags',
   getCommit: 'https://docs.github.com/rest/commits/commits#get-a-commit',
@@ -72,6 +74,8 @@ async function route(ctx: ApiContext, req: http.IncomingMessage): Promise<Reply>
   const method = req.method ?? '';
   const notFound = new HttpError(404, 'Not Found', DOCS.root);
 
+  if (method === 'GET' && path === '/app') return getApp(ctx, req);
+  if (method === 'GET' && path === '/app/installations') return listInstallations(ctx, req, url);
   const app = JWT_ROUTE.exec(path);
   if (app) {
     const id = Number(app[1]);
@@ -81,6 +85,7 @@ async function route(ctx: ApiContext, req: http.IncomingMessage): Promise<Reply>
   }
   if (method !== 'GET') throw notFound;
   const caller = authenticate(ctx, req.headers.authorization);
+  if (path === '/installation/repositories') return listInstallationRepos(ctx, caller, url);
   const user = USER_ROUTE.exec(path);
   if (user) return getUser(ctx, decode(user[1]!));
   const repoPath = REPO_ROUTE.exec(path);
@@ -159,6 +164,47 @@ async function getInstallation(ctx: ApiContext, req: http.IncomingMessage, id: n
   return { status: 200, body };
 }
 
+function getApp(ctx: ApiContext, req: http.IncomingMessage): Reply {
+  bearerJwt(ctx, req.headers.authorization);
+  const { state } = ctx;
+  return {
+    status: 200,
+    body: shapes.app(state.appId, state.appOwner, state.appCreatedAt, ctx.urls, state.installations.size),
+  };
+}
+
+/** Every installation of the App, suspended ones included, oldest first. */
+function listInstallations(ctx: ApiContext, req: http.IncomingMessage, url: URL): Reply {
+  bearerJwt(ctx, req.headers.authorization);
+  const all = [...ctx.state.installations.values()].sort((a, b) => a.id - b.id);
+  const { page, headers } = paged(all, url, `${ctx.urls.api}/app/installations`);
+  const body: components['schemas']['installation'][] = page.map((installation) =>
+    shapes.installation(installation, ctx.urls, ctx.state.appId),
+  );
+  return { status: 200, body, ...(headers ? { headers } : {}) };
+}
+
+/** The repositories of the token's installation, by id; only an installation token may ask. */
+async function listInstallationRepos(ctx: ApiContext, caller: Caller, url: URL): Promise<Reply> {
+  if (caller.kind !== 'installation') {
+    throw new HttpError(401, 'Requires authentication', DOCS.listInstallationRepos);
+  }
+  const installation = ctx.state.installation(caller.token.installationId);
+  const repos = [...installation.repoIds]
+    .sort((a, b) => a - b)
+    .map((id) => ctx.state.repos.get(id))
+    .filter((repo) => repo !== undefined);
+  const { page, headers } = paged(repos, url, `${ctx.urls.api}/installation/repositories`);
+  const listed = await Promise.all(
+    page.map(async (repo) => shapes.repository(repo, ctx.urls, await repoSize(repo))),
+  );
+  return {
+    status: 200,
+    body: shapes.installationRepositories(listed, repos.length),
+    ...(headers ? { headers } : {}),
+  };
+}
+
 /** `token X` and `Bearer X` carry an installation token; the API also takes it as a Basic password. */
 function authenticate(ctx: ApiContext, header: string | undefined): Caller {
   let token: string | undefined;
@@ -191,22 +237,21 @@ function repoSize(repo: Repo): Promise<number> {
 }
 
 /**
- * Paginated as GitHub does: `per_page` (default 30, at most 100) and `page`, with a Link header
- * whose URLs use the `/repositories/{id}` form, as GitHub's do, so a client that follows them
- * must be able to reach that path too.
+ * One page of a list, as GitHub pages one: `per_page` (default 30, at most 100) and `page`, with a
+ * Link header (`prev`, `next`, `last`, `first`) whose URLs start at `linkBase` and keep the
+ * request's other query parameters.
  */
-async function listRepoTags(ctx: ApiContext, repo: Repo, url: URL): Promise<Reply> {
-  const tags = await listTags(repo.gitDir);
+function paged<T>(items: T[], url: URL, linkBase: string): { page: T[]; headers?: Record<string, string> } {
   const perPage = Math.min(
     Math.max(Number.parseInt(url.searchParams.get('per_page') ?? '', 10) || 30, 1),
     100,
   );
   const page = Math.max(Number.parseInt(url.searchParams.get('page') ?? '', 10) || 1, 1);
-  const last = Math.max(Math.ceil(tags.length / perPage), 1);
+  const last = Math.max(Math.ceil(items.length / perPage), 1);
   const link = (n: number, rel: string) => {
     const query = new URLSearchParams(url.searchParams);
     query.set('page', String(n));
-    return `<${ctx.urls.api}/repositories/${repo.id}/tags?${query}>; rel="${rel}"`;
+    return `<${linkBase}?${query}>; rel="${rel}"`;
   };
   const links = [
     ...(page > 1 ? [link(page - 1, 'prev')] : []),
@@ -214,11 +259,25 @@ async function listRepoTags(ctx: ApiContext, repo: Repo, url: URL): Promise<Repl
     ...(page > 1 ? [link(1, 'first')] : []),
   ];
   return {
-    status: 200,
-    body: tags
-      .slice((page - 1) * perPage, page * perPage)
-      .map((t) => shapes.tag(repo, ctx.urls, t.name, t.commit)),
+    page: items.slice((page - 1) * perPage, page * perPage),
     ...(links.length ? { headers: { link: links.join(', ') } } : {}),
+  };
+}
+
+/**
+ * Tags by name, descending; the Link header's URLs use the `/repositories/{id}` form, as GitHub's
+ * do, so a client that follows them must be able to reach that path too.
+ */
+async function listRepoTags(ctx: ApiContext, repo: Repo, url: URL): Promise<Reply> {
+  const { page, headers } = paged(
+    await listTags(repo.gitDir),
+    url,
+    `${ctx.urls.api}/repositories/${repo.id}/tags`,
+  );
+  return {
+    status: 200,
+    body: page.map((t) => shapes.tag(repo, ctx.urls, t.name, t.commit)),
+    ...(headers ? { headers } : {}),
   };
 }
 

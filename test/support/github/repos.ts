@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { GIT_ENV, git, gitMaybe } from './git.js';
@@ -15,14 +15,45 @@ export interface Person {
   email: string;
 }
 
+/** Empty repositories made by git once per root and branch; each new repository is a copy. */
+const templates = new Map<string, Promise<RepoDirs>>();
+
+function template(root: string, branch: string): Promise<RepoDirs> {
+  const key = `${root}\0${branch}`;
+  let made = templates.get(key);
+  if (!made) {
+    made = (async () => {
+      const dir = path.join(root, 'templates', branch.replace(/[^A-Za-z0-9._-]/g, '_'));
+      const dirs = { gitDir: path.join(dir, 'bare.git'), workDir: path.join(dir, 'work') };
+      // No template: the sample hooks and the rest would only make every copy slower.
+      await git(root, ['init', '-q', '--template=', '--bare', '-b', branch, dirs.gitDir]);
+      // GitHub lets a client fetch any reachable commit by id (`git fetch --depth 1 origin <sha>`).
+      await git(dirs.gitDir, ['config', 'uploadpack.allowReachableSHA1InWant', 'true']);
+      await git(root, ['init', '-q', '--template=', '-b', branch, dirs.workDir]);
+      return dirs;
+    })();
+    templates.set(key, made);
+  }
+  return made;
+}
+
+/**
+ * A bare repository and its work clone, copied from the empty template rather than made by git
+ * each time: tests that need hundreds of repositories (a paginated installation) make them fast.
+ */
 export async function createRepoDirs(root: string, id: number, branch: string): Promise<RepoDirs> {
   const gitDir = path.join(root, 'git', `${id}.git`);
   const workDir = path.join(root, 'work', String(id));
-  await git(root, ['init', '-q', '--bare', '-b', branch, gitDir]);
-  // GitHub lets a client fetch any reachable commit by id (`git fetch --depth 1 origin <sha>`).
-  await git(gitDir, ['config', 'uploadpack.allowReachableSHA1InWant', 'true']);
-  await git(root, ['init', '-q', '-b', branch, workDir]);
-  await git(workDir, ['remote', 'add', 'origin', gitDir]);
+  const empty = await template(root, branch);
+  await Promise.all([
+    cp(empty.gitDir, gitDir, { recursive: true }),
+    cp(empty.workDir, workDir, { recursive: true }),
+  ]);
+  // What `git remote add origin <gitDir>` writes.
+  await appendFile(
+    path.join(workDir, '.git', 'config'),
+    `[remote "origin"]\n\turl = ${gitDir}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`,
+  );
   return { gitDir, workDir };
 }
 

@@ -1,9 +1,10 @@
-import type { components } from '@octokit/openapi-types';
+import type { components, operations } from '@octokit/openapi-types';
 import type { components as webhookComponents } from '@octokit/openapi-webhooks-types';
 import spdx from 'spdx-license-list';
 import type { CommitInfo, TreeEntry } from './repos.js';
 import {
   type Account,
+  APP_SLUG,
   GRANTED_PERMISSIONS,
   type Installation,
   type IssuedToken,
@@ -17,6 +18,10 @@ import {
  * type without `tsc` failing.
  */
 type Rest = components['schemas'];
+
+/** `GET /installation/repositories`: the page of repositories with their count. */
+export type InstallationRepositories =
+  operations['apps/list-repos-accessible-to-installation']['responses'][200]['content']['application/json'];
 
 /** The stand-in's addresses, GitHub Enterprise Server style: the API under `/api/v3`, the rest at the root. */
 export interface Urls {
@@ -187,21 +192,67 @@ export function repositoryCommon(repo: Repo, urls: Urls, size: number) {
   };
 }
 
-/** `GET /repos/{owner}/{repo}` and `GET /repositories/{id}`, as an installation token sees it. */
-export function fullRepository(repo: Repo, urls: Urls, size: number): Rest['full-repository'] {
-  const owner = simpleUser(repo.owner, urls);
+/** What a repository shows an installation token in a list and on its own page alike. */
+function repositoryAsSeen(repo: Repo, urls: Urls, size: number) {
   return {
     ...repositoryCommon(repo, urls, size),
-    owner,
-    ...(repo.owner.type === 'Organization' ? { organization: owner } : {}),
+    owner: simpleUser(repo.owner, urls),
     license: license(repo.meta.license, urls),
     created_at: repo.meta.created_at,
     updated_at: repo.meta.updated_at,
     pushed_at: repo.meta.pushed_at,
     permissions: { admin: false, maintain: false, push: false, triage: false, pull: true },
+  };
+}
+
+/** A repository in a list (`GET /installation/repositories`). */
+export function repository(repo: Repo, urls: Urls, size: number): Rest['repository'] {
+  return repositoryAsSeen(repo, urls, size);
+}
+
+/** `GET /repos/{owner}/{repo}` and `GET /repositories/{id}`: the list's shape and a few fields more. */
+export function fullRepository(repo: Repo, urls: Urls, size: number): Rest['full-repository'] {
+  const seen = repositoryAsSeen(repo, urls, size);
+  return {
+    ...seen,
+    ...(repo.owner.type === 'Organization' ? { organization: seen.owner } : {}),
     subscribers_count: repo.meta.subscribers_count ?? 0,
     network_count: repo.meta.network_count ?? 0,
     custom_properties: {},
+  };
+}
+
+/** `GET /installation/repositories`: one page, with the count of the whole selection. */
+export function installationRepositories(
+  page: Rest['repository'][],
+  totalCount: number,
+): InstallationRepositories {
+  return { total_count: totalCount, repositories: page, repository_selection: 'selected' };
+}
+
+/** `GET /app`: the App the JWT names, as GitHub shows it to itself. */
+export function app(
+  appId: number,
+  owner: Account,
+  createdAt: string,
+  urls: Urls,
+  installations: number,
+): NonNullable<Rest['integration']> {
+  return {
+    id: appId,
+    slug: APP_SLUG,
+    node_id: nodeId('Integration', appId),
+    client_id: `Iv23stand${appId}`,
+    owner: simpleUser(owner, urls),
+    name: 'repo402 stand-in',
+    description: 'Reads the repositories creators list on repo402',
+    external_url: 'https://repo402.test',
+    html_url: `${urls.web}/apps/${APP_SLUG}`,
+    created_at: createdAt,
+    updated_at: createdAt,
+    permissions: { ...GRANTED_PERMISSIONS },
+    events: ['create', 'push', 'repository'],
+    installations_count: installations,
   };
 }
 
@@ -227,7 +278,7 @@ export function installation(
         ? `${urls.web}/organizations/${account.login}/settings/installations/${install.id}`
         : `${urls.web}/settings/installations/${install.id}`,
     app_id: appId,
-    app_slug: 'repo402-stand-in',
+    app_slug: APP_SLUG,
     target_id: account.id,
     target_type: account.type,
     permissions: GRANTED_PERMISSIONS,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { App } from '@octokit/app';
-import type { components } from '@octokit/openapi-types';
+import type { components, operations } from '@octokit/openapi-types';
 import type { components as webhookComponents } from '@octokit/openapi-webhooks-types';
 import { Octokit } from '@octokit/rest';
 import { Webhooks } from '@octokit/webhooks';
@@ -126,6 +126,11 @@ afterAll(async () => {
 describe('the shapes are the ones GitHub publishes', () => {
   it('types every builder with the OpenAPI and webhook schemas', () => {
     expectTypeOf<ReturnType<typeof shapes.fullRepository>>().toEqualTypeOf<Rest['full-repository']>();
+    expectTypeOf<ReturnType<typeof shapes.repository>>().toEqualTypeOf<Rest['repository']>();
+    expectTypeOf<ReturnType<typeof shapes.installationRepositories>>().toEqualTypeOf<
+      operations['apps/list-repos-accessible-to-installation']['responses'][200]['content']['application/json']
+    >();
+    expectTypeOf<ReturnType<typeof shapes.app>>().toEqualTypeOf<NonNullable<Rest['integration']>>();
     expectTypeOf<ReturnType<typeof shapes.tag>>().toEqualTypeOf<Rest['tag']>();
     expectTypeOf<ReturnType<typeof shapes.gitTree>>().toEqualTypeOf<Rest['git-tree']>();
     expectTypeOf<ReturnType<typeof shapes.commit>>().toEqualTypeOf<Rest['commit']>();
@@ -190,6 +195,80 @@ describe('the REST API through @octokit/app and @octokit/rest', () => {
     const lifetime = Date.parse(body.expires_at) - Date.now();
     expect(lifetime).toBeGreaterThan(59 * 60_000);
     expect(lifetime).toBeLessThanOrEqual(60 * 60_000);
+  });
+
+  it('serves the App itself to its JWT, with its public page on the stand-in', async () => {
+    const { data } = await appFor(gh).octokit.request('GET /app');
+    expect(data).toMatchObject({
+      id: gh.appId,
+      slug: 'repo402-stand-in',
+      html_url: `${gh.webUrl}/apps/repo402-stand-in`,
+      owner: { login: 'repo402-operator', type: 'Organization' },
+      permissions: { contents: 'read', metadata: 'read' },
+      installations_count: 2,
+    });
+    const token = await installationToken(appFor(gh), acme);
+    const refused = await fetch(`${gh.apiUrl}/app`, { headers: { authorization: `token ${token}` } });
+    expect(refused.status).toBe(401);
+  });
+
+  it('lists the App’s installations to its JWT, oldest first, and octokit follows the Link header', async () => {
+    const octokit = appFor(gh).octokit;
+    const first = await octokit.request('GET /app/installations', { per_page: 1 });
+    expect(first.data.map((installation) => installation.id)).toEqual([acme]);
+    expect(first.data[0]).toMatchObject({
+      account: { login: 'acme', type: 'Organization' },
+      app_slug: 'repo402-stand-in',
+      suspended_at: null,
+    });
+    const base = `${gh.apiUrl}/app/installations`;
+    expect(first.headers.link).toBe(
+      `<${base}?per_page=1&page=2>; rel="next", <${base}?per_page=1&page=2>; rel="last"`,
+    );
+
+    const mark = gh.requests.length;
+    const all = await octokit.paginate('GET /app/installations', { per_page: 1 });
+    expect(all.map((installation) => installation.id)).toEqual([acme, mallory]);
+    expect(requestsSince(mark).map((r) => `${r.path} ${r.authorization}`)).toEqual([
+      '/api/v3/app/installations?per_page=1 jwt',
+      '/api/v3/app/installations?per_page=1&page=2 jwt',
+    ]);
+    const token = await installationToken(appFor(gh), acme);
+    expect((await fetch(base, { headers: { authorization: `token ${token}` } })).status).toBe(401);
+  });
+
+  it("lists an installation's repositories to its token only, paginated", async () => {
+    const octokit = await appFor(gh).getInstallationOctokit(acme);
+    const first = await octokit.request('GET /installation/repositories', { per_page: 2 });
+    expect(first.data.total_count).toBe(3);
+    expect(first.data.repository_selection).toBe('selected');
+    expect(first.data.repositories.map((repo) => repo.full_name)).toEqual(['acme/widget', 'acme/many']);
+    expect(first.data.repositories[0]).toMatchObject({
+      id: widget.id,
+      private: true,
+      default_branch: 'main',
+      owner: { login: 'acme' },
+      pushed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
+    const base = `${gh.apiUrl}/installation/repositories`;
+    expect(first.headers.link).toBe(
+      `<${base}?per_page=2&page=2>; rel="next", <${base}?per_page=2&page=2>; rel="last"`,
+    );
+
+    const mark = gh.requests.length;
+    const all = await octokit.paginate('GET /installation/repositories', { per_page: 2 });
+    expect(all.map((repo) => repo.id)).toEqual([widget.id, many.id, big.id]);
+    expect(requestsSince(mark).map((r) => `${r.path} ${r.authorization}`)).toEqual([
+      '/api/v3/installation/repositories?per_page=2 token',
+      '/api/v3/installation/repositories?per_page=2&page=2 token',
+    ]);
+
+    const other = await appFor(gh).getInstallationOctokit(mallory);
+    const theirs = await other.request('GET /installation/repositories');
+    expect(theirs.data.repositories.map((repo) => repo.full_name)).toEqual(['mallory/tool']);
+    expect((await fetch(base)).status).toBe(401);
+    const { token: jwt } = (await appFor(gh).octokit.auth({ type: 'app' })) as { token: string };
+    expect((await fetch(base, { headers: { authorization: `Bearer ${jwt}` } })).status).toBe(401);
   });
 
   it('serves the installation to the App', async () => {

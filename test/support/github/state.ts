@@ -108,6 +108,9 @@ export type Caller = { kind: 'anonymous' } | { kind: 'installation'; token: Issu
 export type Authentication = Caller | { kind: 'bad-credentials' } | { kind: 'suspended' };
 
 const TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+
+/** The stand-in App's slug: its page is `<web>/apps/<slug>`. */
+export const APP_SLUG = 'repo402-stand-in';
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
@@ -122,6 +125,9 @@ export class GitHubState {
   readonly tokens = new Map<string, IssuedToken>();
   readonly tokensIssued: string[] = [];
   tokenRequests = 0;
+  /** The account that registered the App (an organisation); not one the App is installed on. */
+  readonly appOwner: Account;
+  readonly appCreatedAt: string;
   private nextAccountId = 1001;
   private nextRepoId = 700_000_001;
   private nextInstallationId = 40_000_001;
@@ -129,7 +135,17 @@ export class GitHubState {
   constructor(
     readonly appId: number,
     readonly now: () => number,
-  ) {}
+  ) {
+    this.appCreatedAt = this.isoNow();
+    // Below the ids `account()` hands out, and outside `accounts`: no test meets it but as the owner.
+    this.appOwner = {
+      login: 'repo402-operator',
+      id: 1000,
+      type: 'Organization',
+      profile: {},
+      createdAt: this.appCreatedAt,
+    };
+  }
 
   isoNow(): string {
     return iso(this.now());
