@@ -7,7 +7,10 @@ import {
   type CheckId,
   type CheckResult,
   type Finding,
+  MAX_SCAN_NOTES,
   type PublicScan,
+  type ScanNote,
+  type ScanNotes,
   type ScanReport,
 } from './types.js';
 
@@ -135,6 +138,8 @@ export interface CheckMeta {
  */
 export function assembleReport(input: {
   findings: Finding[];
+  /** The secret check's notes, one set per file pass; they never change the verdict or a check. */
+  notes?: ScanNotes[];
   capabilities: Capabilities;
   meta: Record<CheckId, CheckMeta>;
   at: Date;
@@ -169,6 +174,12 @@ export function assembleReport(input: {
   });
   const counts = { blocking: 0, disclosed: 0, review: 0 };
   for (const f of findings) counts[f.tier]++;
+  const seen = input.notes ?? [];
+  const notes: ScanNote[] = seen
+    .flatMap((set) => set.notes)
+    .map((note) => ({ ...note, path: escapeDisplay(note.path) }))
+    .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.rule_id.localeCompare(b.rule_id));
+  const omitted = seen.reduce((n, set) => n + set.omitted, 0) + Math.max(0, notes.length - MAX_SCAN_NOTES);
   return {
     verdict: counts.blocking > 0 ? 'fail' : 'pass',
     scanner_version: SCANNER_VERSION,
@@ -179,6 +190,8 @@ export function assembleReport(input: {
     counts,
     files_scanned: input.filesScanned,
     binary_files_skipped: input.binarySkipped,
+    notes: notes.slice(0, MAX_SCAN_NOTES),
+    notes_omitted: omitted,
   };
 }
 

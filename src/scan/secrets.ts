@@ -1,7 +1,7 @@
 import { isGenerated } from '../analysis/languages.js';
 import { KeywordMatcher } from './keywords.js';
 import { SECRET_RULES, type SecretRule } from './secret-rules.js';
-import type { Finding } from './types.js';
+import { type Finding, MAX_SCAN_NOTES, type ScanNote, type ScanNotes } from './types.js';
 
 interface CompiledRule extends SecretRule {
   regex: RegExp;
@@ -9,7 +9,8 @@ interface CompiledRule extends SecretRule {
 }
 
 export interface SecretScanner {
-  scan(filePath: string, text: string, lineAt: (offset: number) => number): Finding[];
+  /** The secrets in `text`; the documented examples and placeholders it allowed go into `notes`, when given. */
+  scan(filePath: string, text: string, lineAt: (offset: number) => number, notes?: ScanNotes): Finding[];
 }
 
 /**
@@ -22,8 +23,9 @@ const PLACEHOLDER_WORDS = ['example', 'placeholder', 'your', 'xxxx', 'changeme',
 const PLACEHOLDER_WORD = new RegExp(
   PLACEHOLDER_WORDS.flatMap((w) => [w, w.toUpperCase(), w[0]!.toUpperCase() + w.slice(1)]).join('|'),
 );
-const PLACEHOLDER_MARK =
-  /\*\*\*\*|<[^>]*>|\$\{|\{\{|%\(|process\.env|os\.environ|getenv|env\(|secrets\.|%[A-Za-z_]+%|0123456789|abcdef(?:gh)?ijklmn/i;
+const PLACEHOLDER_MARK = /\*\*\*\*|<[^>]*>|0123456789|abcdef(?:gh)?ijklmn/i;
+/** A reference to where the real value lives: not a credential at all, so not worth a note either. */
+const ENVIRONMENT_REFERENCE = /\$\{|\{\{|%\(|process\.env|os\.environ|getenv|env\(|secrets\.|%[A-Za-z_]+%/i;
 /** Passwords of local development databases (docker-compose defaults), not credentials. */
 const DEV_PASSWORD =
   /^(postgres|password|passwd|pass|secret|root|admin|test|mysql|redis|guest|user|dev|local)$/i;
@@ -67,7 +69,7 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
   const prefilter = new KeywordMatcher(byKeyword.keys());
 
   return {
-    scan(filePath, text, lineAt) {
+    scan(filePath, text, lineAt, notes) {
       const candidates = new Set<CompiledRule>();
       for (const keyword of prefilter.find(text))
         for (const rule of byKeyword.get(keyword) ?? []) candidates.add(rule);
@@ -79,6 +81,7 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
       const seen = new Set<string>();
       // Specific rules first; a generic rule never reports a value a specific rule already named.
       const spans: Array<[number, number]> = [];
+      const noted: Array<[number, number]> = [];
       for (const rule of [...candidates].sort(
         (a, b) => Number(a.generic ?? false) - Number(b.generic ?? false),
       )) {
@@ -89,14 +92,35 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
         for (let m = rule.regex.exec(text); m; m = rule.regex.exec(text)) {
           if (m[0].length === 0) rule.regex.lastIndex++;
           const matched = m.groups?.secret ?? m.groups?.secret2 ?? m[0];
-          if (!isLikelySecret(rule, matched)) continue;
+          const judged = judge(rule, matched);
+          if (judged === 'nothing' || (judged !== 'secret' && !notes)) continue;
           const secret = rule.confirm ? rule.confirm(matched, text) : matched;
           if (secret === undefined) continue;
           const start = m.index + Math.max(0, m[0].indexOf(secret));
           const end = start + secret.length;
-          if (rule.generic && spans.some(([s, e]) => start < e && s < end)) continue;
-          spans.push([start, end]);
+          const overlaps = ([s, e]: [number, number]) => start < e && s < end;
+          if (rule.generic && spans.some(overlaps)) continue;
           const line = lineAt(start);
+          if (judged !== 'secret') {
+            // Kept apart from `spans`: an allowed value never hides a generic rule's finding.
+            if (rule.generic && noted.some(overlaps)) continue;
+            noted.push([start, end]);
+            const key = `note:${rule.id}:${line}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            addNote(notes!, {
+              kind: 'allowed_example',
+              check: 'secrets',
+              rule_id: rule.id,
+              description: rule.description,
+              reason: judged.sign,
+              path: filePath,
+              line,
+              hint: redact(secret.trim()),
+            });
+            continue;
+          }
+          spans.push([start, end]);
           const key = `${rule.id}:${line}`;
           if (seen.has(key)) continue;
           seen.add(key);
@@ -120,13 +144,41 @@ export function createSecretScanner(rules: SecretRule[] = SECRET_RULES): SecretS
 
 /** Whether a value reads as a placeholder (`EXAMPLE`, `your_…`, `xxxx`, `${VAR}`, …). */
 export function looksLikePlaceholder(value: string): boolean {
-  return value.length < 200 && (PLACEHOLDER_WORD.test(value) || PLACEHOLDER_MARK.test(value));
+  return placeholderSign(value) !== undefined || (value.length < 200 && ENVIRONMENT_REFERENCE.test(value));
 }
 
-function isLikelySecret(rule: SecretRule, secret: string): boolean {
+/** What makes a value read as a documented example or placeholder, as a note may quote it (never the value). */
+function placeholderSign(value: string): string | undefined {
+  if (value.length >= 200) return undefined;
+  const word = PLACEHOLDER_WORD.exec(value)?.[0];
+  if (word) return `it contains “${word}”`;
+  const mark = PLACEHOLDER_MARK.exec(value)?.[0];
+  if (!mark) return undefined;
+  return mark.startsWith('<') ? 'it holds a “<…>” placeholder' : `it contains “${mark}”`;
+}
+
+function addNote(into: ScanNotes, note: ScanNote): void {
+  if (into.notes.length < MAX_SCAN_NOTES) into.notes.push(note);
+  else into.omitted++;
+}
+
+/**
+ * What a match is: a secret (a finding), a documented example or placeholder that would otherwise
+ * be one (allowed, and noted with what gave it away), or nothing a rule would block.
+ */
+function judge(rule: SecretRule, secret: string): 'secret' | 'nothing' | { sign: string } {
+  const sign = placeholderSign(secret);
+  const reference = secret.length < 200 && ENVIRONMENT_REFERENCE.test(secret);
   // A placeholder word in a value whose structure proves it real is chance, not documentation:
   // `example` is a BIP-39 word, and a token's random part can spell `your`.
-  if (looksLikePlaceholder(secret) && !rule.proof?.(secret)) return false;
+  if ((sign !== undefined || reference) && rule.proof?.(secret))
+    return hasSecretShape(rule, secret) ? 'secret' : 'nothing';
+  if (reference || !hasSecretShape(rule, secret)) return 'nothing';
+  return sign === undefined ? 'secret' : { sign };
+}
+
+/** The rule's own floors (entropy, repetition, UUIDs, development passwords), placeholders aside. */
+function hasSecretShape(rule: SecretRule, secret: string): boolean {
   if (/^(.)\1+$/.test(secret.replace(/[\s-]/g, ''))) return false;
   if (rule.id === 'database-url-password' && (DEV_PASSWORD.test(secret) || secret.startsWith('$')))
     return false;

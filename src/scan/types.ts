@@ -52,6 +52,37 @@ export interface Finding {
   hint?: string;
 }
 
+/**
+ * A credential-shaped value the secret check allowed because it reads as a documented example or
+ * placeholder (AWS's `AKIAIOSFODNN7EXAMPLE`, `your_api_key`, `<token>`): told to the creator so an
+ * allowed value is never a surprise. A note is not a finding: it is never counted and never changes
+ * the verdict or a check's status.
+ */
+export interface ScanNote {
+  kind: 'allowed_example';
+  check: 'secrets';
+  /** The rule that matched the value. */
+  rule_id: string;
+  /** What the rule looks for: `AWS access key ID`. */
+  description: string;
+  /** What made the value read as an example: `it contains “EXAMPLE”`. */
+  reason: string;
+  /** Escaped as a finding's path is. */
+  path: string;
+  line: number;
+  /** Redacted as a secret finding's hint: `AKIA…(20 chars)`. */
+  hint: string;
+}
+
+/** Notes a report keeps; one placeholder-heavy file must not grow the report without bound. */
+export const MAX_SCAN_NOTES = 20;
+
+/** The notes one scan gathered (at most `MAX_SCAN_NOTES`) and how many more it saw. */
+export interface ScanNotes {
+  notes: ScanNote[];
+  omitted: number;
+}
+
 export interface CheckResult {
   id: CheckId;
   tool: string;
@@ -90,6 +121,10 @@ export interface ScanReport {
   counts: { blocking: number; disclosed: number; review: number };
   files_scanned: number;
   binary_files_skipped: number;
+  /** Allowed examples and placeholders, at most `MAX_SCAN_NOTES`; absent on reports made before notes existed. */
+  notes?: ScanNote[];
+  /** How many notes were left out past the cap. */
+  notes_omitted?: number;
 }
 
 /** `computed.scan` in the public manifest. */

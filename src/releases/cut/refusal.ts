@@ -55,5 +55,7 @@ export function refusalReport(refusal: AppError, at: Date): ScanReport {
     counts: { blocking: 1, disclosed: 0, review: 0 },
     files_scanned: 0,
     binary_files_skipped: 0,
+    notes: [],
+    notes_omitted: 0,
   };
 }

@@ -158,6 +158,7 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
       ...behaviour.findings,
       ...capabilityScan.findings,
     ],
+    notes: passes.map((p) => p.notes),
     capabilities: capabilityScan.capabilities,
     dependencies: deps.dependencies,
     blobShas: entries.filter((e) => e.size >= MIN_BLOB_BYTES && e.mode !== '120000').map((e) => e.sha),

@@ -7,7 +7,7 @@ import { fileCapabilities } from '../../scan/capabilities.js';
 import { scanHiddenUnicode, scanInjectionPhrases } from '../../scan/hidden-unicode.js';
 import { lineIndex } from '../../scan/lines.js';
 import { createSecretScanner, type SecretScanner } from '../../scan/secrets.js';
-import type { Finding } from '../../scan/types.js';
+import type { Finding, ScanNotes } from '../../scan/types.js';
 
 /** Files above this are not read: they breach the per-file limit and block the release anyway. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -40,6 +40,8 @@ export interface FileFacts {
 export interface PassResult extends EngineeringSample {
   facts: FileFacts[];
   findings: Finding[];
+  /** The documented examples and placeholders the secret check allowed. */
+  notes: ScanNotes;
   /** Every symlink read, with its target text (the path checks resolve them over the whole tree). */
   links: Array<{ path: string; target: string }>;
   kept: Array<{ path: string; text: string }>;
@@ -83,6 +85,7 @@ export async function runFilePass(
 ): Promise<PassResult> {
   const facts: FileFacts[] = [];
   const findings: Finding[] = [];
+  const notes: ScanNotes = { notes: [], omitted: 0 };
   const kept: PassResult['kept'] = [];
   const links: PassResult['links'] = [];
   const hosts: PassResult['hosts'] = [];
@@ -144,7 +147,7 @@ export async function runFilePass(
       const lineAt = lineIndex(text);
       const vendored = isVendored(file.path) || isGenerated(file.path);
 
-      findings.push(...scanner.scan(file.path, text, lineAt));
+      findings.push(...scanner.scan(file.path, text, lineAt, notes));
       findings.push(...scanHiddenUnicode(file.path, text));
       const doc = isDocPath(file.path) || language?.type === 'prose';
       const code = language?.type === 'programming';
@@ -227,6 +230,7 @@ export async function runFilePass(
   return {
     facts,
     findings,
+    notes,
     links,
     kept,
     hosts,

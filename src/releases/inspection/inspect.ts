@@ -91,6 +91,7 @@ export async function inspectRelease(
   };
   const scan = assembleReport({
     findings: [...tree.findings, ...dependencyScan.findings],
+    notes: tree.notes,
     capabilities: tree.capabilities,
     meta,
     at: now,

@@ -2,7 +2,7 @@ import type { Dependency } from '../../analysis/dependencies.js';
 import type { DiffSummary } from '../../analysis/diff.js';
 import type { TreeLimits } from '../../analysis/git.js';
 import type { Computed } from '../../analysis/types.js';
-import type { Capabilities, Finding } from '../../scan/types.js';
+import type { Capabilities, Finding, ScanNotes } from '../../scan/types.js';
 
 /**
  * What the tree's analysis takes and gives, and its version, apart from the analysis itself
@@ -54,6 +54,8 @@ export interface TreeAnalysis {
   treeParts: string[];
   /** Findings of every check that reads only the tree (not `known_vulns` / `known_malware`). */
   findings: Finding[];
+  /** The secret check's notes, one set per file pass. */
+  notes: ScanNotes[];
   capabilities: Capabilities;
   dependencies: Dependency[];
   /** Blobs large enough to say something about copying, for originality. */
