@@ -27,6 +27,7 @@ import { pruneUnreferencedSchemas } from './platform/http/openapi-prune.js';
 import { requestIdFor } from './platform/http/request-id.js';
 import { validatorCompiler } from './platform/http/zod-validation.js';
 import { installRateLimits } from './platform/limits/rate-limit.js';
+import { errorPages } from './public/error-pages.js';
 import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { buyerRoutes } from './purchases/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
@@ -35,6 +36,7 @@ import { releaseRoutes } from './releases/routes.js';
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
   const { config } = ctx;
+  const errorPage = errorPages(config.baseUrl);
   const app = Fastify({
     loggerInstance: ctx.log,
     genReqId: requestIdFor,
@@ -42,7 +44,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     bodyLimit: BODY_LIMITS.small,
     trustProxy: config.trustProxy,
     clientErrorHandler: clientErrorHandler(config.baseUrl),
-    frameworkErrors: frameworkErrorHandler(config.baseUrl),
+    frameworkErrors: frameworkErrorHandler(config.baseUrl, errorPage),
     // Fastify's own 503 while closing has a foreign body; the onRequest hook below answers instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -69,7 +71,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app, config.baseUrl);
+  installErrorHandling(app, config.baseUrl, errorPage);
   installJsonBodyParser(app);
   refuseConnectMethod(app.server, config.baseUrl);
 

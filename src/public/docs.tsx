@@ -1,16 +1,37 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
-import MarkdownIt from 'markdown-it';
+import MarkdownIt, { type Token } from 'markdown-it';
 import Negotiator from 'negotiator';
 import type { App, AppContext } from '../context.js';
 import { currentTerms } from '../identity/terms.js';
 import { sshHost } from '../listings/ssh-host.js';
 import { ERROR_CODES, ERRORS, type ErrorGroup } from '../platform/errors.js';
 import { SITE_LINKS } from '../platform/http/discovery-links.js';
-import { Markdown, pageHeaders, renderPage } from '../platform/http/page.js';
+import {
+  Markdown,
+  pageHeaders,
+  renderPage,
+  TABLE_SCROLL_CLOSING,
+  tableScrollOpening,
+} from '../platform/http/page.js';
 import { buyingGuide, sellingGuide } from './guides.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: true });
+// On a phone a guide's wide table or code block scrolls inside its own box, never the page: the box
+// takes keyboard focus (arrow keys scroll it), and a table's box is named by its columns.
+markdown.renderer.rules.table_open = (tokens, index) =>
+  `${tableScrollOpening(tableLabel(tokens, index))}\n<table>\n`;
+markdown.renderer.rules.table_close = () => `</table>\n${TABLE_SCROLL_CLOSING}\n`;
+const renderFence = markdown.renderer.rules.fence!;
+markdown.renderer.rules.fence = (...args) => renderFence(...args).replace(/^<pre>/, '<pre tabindex="0">');
+
+/** "Table: type, fingerprint": the header cells' text, from the table's opening token on. */
+function tableLabel(tokens: Token[], open: number): string {
+  const headers: string[] = [];
+  for (let i = open; i < tokens.length && tokens[i]!.type !== 'thead_close'; i++)
+    if (tokens[i]!.type === 'inline') headers.push(tokens[i]!.content.replaceAll('`', ''));
+  return `Table: ${headers.join(', ')}`;
+}
 
 /** Inline markdown of our own table text (`code` spans), rendered without raw HTML. */
 function inline(text: string) {
@@ -65,7 +86,8 @@ export const errorsPage: DocPage = {
             Match on <code>code</code>; the message may become more specific over time. There are{' '}
             {ERROR_CODES.length} codes.
           </p>
-          <pre>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a block that scrolls sideways must be reachable by keyboard. */}
+          <pre tabIndex={0}>
             <code>
               {JSON.stringify(
                 {

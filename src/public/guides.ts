@@ -169,11 +169,98 @@ export function sellingGuide(baseUrl: string, ssh: SshHost): string {
 You list a private repository; every \`vX.Y.Z\` tag becomes a release that repo402 snapshots into a zip,
 analyses and scans. Buyers pay per listing in USDC, paid out to your payout address.
 
-## 1. Register (invite only in this version)
+There are two ways to sell: the web app, for people, and the JSON API, for programs and agents. Both do
+the same things through the same routes; your code reaches repo402 with \`git push\` either way.
 
-Registration is headless and needs an invite code, which the operator of this server creates
-(\`repo402 invites create\` on its host; the web app at \`${baseUrl}/app\` registers the same way with a
-browser wallet). Prove you control the payout address with a signed \`address_proof\` challenge
+## 1. With the web app
+
+1. **Sign in with your wallet.** Open [the web app](${baseUrl}/app) and sign in: your wallet signs a
+   one-time message with your payout address (nothing is paid). The first time, register there: a
+   handle, the invite code the operator of this server gave you (invite only in this version), an abuse
+   contact and the creator agreement; your wallet's signature proves the payout address is yours. You
+   stay signed in for 12 hours in that tab.
+2. **List a repository.** Choose New listing, give it a name (its page will be
+   \`${baseUrl}/<handle>/<name>\`) and paste the public half of a deploy key made for it alone:
+
+   \`\`\`sh
+   ssh-keygen -t ed25519 -f deploy_key -N ''
+   cat deploy_key.pub
+   \`\`\`
+
+   To sell a repository you keep on GitHub instead, see Rail A at the end of this guide.
+3. **Push your code and a release tag**, as the listing's page shows and the next section explains.
+4. **Price, describe and publish** on the listing's page: the price and the update price in dollars, a
+   description for buyers and a hint of when to use it, then Publish once a release has passed its
+   scan. The page shows every release with its full scan report, and the manifest as buyers will see it.
+
+## 2. Push your code and tags
+
+A deploy key pushes to the repository of every listing it is registered on (only this one, unless the
+same public key is registered on another listing too, by you or by anyone holding it): make a key of its
+own for each listing.
+
+**Trust the server's host key before the first push.** This server's SSH host keys are:
+
+| type | fingerprint |
+|---|---|
+${ssh.keys.map((key) => `| \`${key.type}\` | \`${key.sha256}\` |`).join('\n')}
+
+Check that the server you reach over SSH presents them: every line this prints must show one of the
+fingerprints above (if one does not, stop: you are not talking to this server).
+
+\`\`\`sh
+ssh-keyscan -p ${ssh.port} ${ssh.host} | ssh-keygen -lf -
+\`\`\`
+
+Then add the keys to \`known_hosts\`, so \`ssh\` knows the server before the first connection and never
+asks (\`git push\` then works with \`StrictHostKeyChecking=yes\`):
+
+\`\`\`sh
+mkdir -p ~/.ssh && cat >> ~/.ssh/known_hosts <<'EOF'
+${ssh.keys.map((key) => key.knownHostsLine).join('\n')}
+EOF
+\`\`\`
+
+Then, in your repository, push it with its first release tag (the listing's page, and the API's answer,
+name its remote):
+
+\`\`\`sh
+export GIT_SSH_COMMAND="ssh -i $PWD/deploy_key -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes"
+git remote add repo402 ${ssh.remote('<handle>', 'my-tool')}
+git tag v1.0.0
+git push repo402 HEAD:main --tags
+\`\`\`
+
+\`HEAD:main\` pushes whichever branch you have checked out (a fresh \`git init\` often calls it \`master\`)
+to the listing's one branch, \`main\`; \`--tags\` sends the release tag with it.
+
+Each new release tag cuts a release: a zip of the tagged tree, its analysis and the security scan. A
+release tag looks like ${RELEASE_TAG_FORM}. A \`v\` and a digit start release tags only: the server refuses any other (\`v1.2\`,
+\`v1.4.0-beta\`) and says why; name other tags without them (\`vnext\`, \`nightly\` are yours). The cut runs in
+the background after the push (seconds for a small repository): the listing's page shows it, and so
+does \`GET /api/listings/{id}\`, under \`cuts\` while it is queued, then as \`latest_release\` (passed) or
+\`newest_release\` (failed, with its \`scan_report\`); publishing before a release passed answers
+\`409 listing_not_ready\`. Release tags are immutable:
+moving or deleting one is refused, and so is one that does not point at a commit. A push with any
+refused tag is refused whole, its branches and good tags too, with one \`remote: repo402: …\` line per
+refusal: fix or drop the named tags and push again. \`POST /api/listings/{id}/sync\` cuts the newest
+uncut tag, or a \`ref\` with a \`version\`.
+
+Every release goes on the public release log, failing ones too. A release fails its scan for a secret,
+a HIGH or CRITICAL dependency CVE, a known-malicious dependency, hidden-Unicode instruction
+smuggling, or a size over 200 MB / 20,000 files. The verdict is final for that version: fix it and
+tag a new one. The scan report (the listing's page, or \`scan_report\` on \`GET /api/listings/{id}\`)
+gives the path and line of each finding, and notes any documented example or placeholder credential
+it allowed (AWS's \`AKIAIOSFODNN7EXAMPLE\`, say): a note never fails a release.
+
+## 3. With the API, for programs and agents
+
+The same steps as JSON routes, shown with \`curl\`.
+
+### Register (invite only in this version)
+
+Registration needs an invite code, which the operator of this server creates (\`repo402 invites create\`
+on its host). Prove you control the payout address with a signed \`address_proof\` challenge
 (any EIP-191 signer: viem's \`signMessage\`, \`cast wallet sign\`, or your wallet):
 
 \`\`\`sh
@@ -200,7 +287,7 @@ address needs two signatures: the \`step_up\` over a challenge minted with
 \`new_payout_address=<new address>\`, and an \`address_proof\` signed by the new address, as at
 registration (without it: \`400 payout_address_unverified\`).
 
-## 2. Create a hosted listing (Rail B)
+### Create a hosted listing (Rail B)
 
 \`\`\`sh
 ssh-keygen -t ed25519 -f deploy_key -N ''
@@ -209,59 +296,10 @@ curl -X POST ${baseUrl}/api/listings -H "Authorization: Bearer $KEY" -H 'content
 \`\`\`
 
 The answer carries the git remote (\`${ssh.remote('<handle>', 'my-tool')}\`), the default branch
-\`main\` and the server's host-key fingerprints (\`host_key_fingerprints\`). A deploy key pushes to the
-repository of every listing it is registered on (only this one, unless the same public key is registered
-on another listing too, by you or by anyone holding it): make a key of its own for each listing.
+\`main\` and the server's host-key fingerprints (\`host_key_fingerprints\`, the ones listed above). Then
+push as section 2 shows.
 
-**Trust the server's host key before the first push.** This server's SSH host keys are:
-
-| type | fingerprint |
-|---|---|
-${ssh.keys.map((key) => `| \`${key.type}\` | \`${key.sha256}\` |`).join('\n')}
-
-Check that the server you reach over SSH presents them: every line this prints must show one of the
-fingerprints above (if one does not, stop: you are not talking to this server).
-
-\`\`\`sh
-ssh-keyscan -p ${ssh.port} ${ssh.host} | ssh-keygen -lf -
-\`\`\`
-
-Then add the keys to \`known_hosts\`, so \`ssh\` knows the server before the first connection and never
-asks (\`git push\` then works with \`StrictHostKeyChecking=yes\`):
-
-\`\`\`sh
-mkdir -p ~/.ssh && cat >> ~/.ssh/known_hosts <<'EOF'
-${ssh.keys.map((key) => key.knownHostsLine).join('\n')}
-EOF
-\`\`\`
-
-## 3. Push a tag
-
-\`\`\`sh
-export GIT_SSH_COMMAND="ssh -i $PWD/deploy_key -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes"
-git remote add repo402 ${ssh.remote('<handle>', 'my-tool')}
-git push repo402 main
-git tag v1.0.0 && git push repo402 v1.0.0
-\`\`\`
-
-Each new release tag cuts a release: a zip of the tagged tree, its analysis and the security scan. A
-release tag looks like ${RELEASE_TAG_FORM}. A \`v\` and a digit start release tags only: the server refuses any other (\`v1.2\`,
-\`v1.4.0-beta\`) and says why; name other tags without them (\`vnext\`, \`nightly\` are yours). The cut runs in
-the background after the push (seconds for a small repository): \`GET /api/listings/{id}\` lists it under
-\`cuts\` while it is queued, then shows it as \`latest_release\` (passed) or \`newest_release\` (failed, with
-its \`scan_report\`); publishing before a release passed answers \`409 listing_not_ready\`. Release tags are immutable:
-moving or deleting one is refused, and so is one that does not point at a commit. A push with any
-refused tag is refused whole, its branches and good tags too, with one \`remote: repo402: …\` line per
-refusal: fix or drop the named tags and push again. \`POST /api/listings/{id}/sync\` cuts the newest
-uncut tag, or a \`ref\` with a \`version\`.
-
-Every release goes on the public release log, failing ones too. A release fails its scan for a secret,
-a HIGH or CRITICAL dependency CVE, a known-malicious dependency, hidden-Unicode instruction
-smuggling, or a size over 200 MB / 20,000 files. The verdict is final for that version: fix it and
-tag a new one. \`GET /api/listings/{id}\` shows the full \`scan_report\`, with the path and line of
-each finding.
-
-## 4. Price, describe, publish
+### Price, describe, publish
 
 \`\`\`sh
 curl -X PATCH ${baseUrl}/api/listings/<id> -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
@@ -277,7 +315,7 @@ repository that overlaps another listing's by 90 % or more cannot be published.
 
 A hosted listing without a licence can have repo402 commit an allow-listed LICENSE (\`MIT\`,
 \`Apache-2.0\`, \`BSD-3-Clause\`, \`MPL-2.0\`, named by \`spdx\`) on top of \`main\`; push your code
-first, then \`git pull\` before your next push:
+first, then \`git pull repo402 main\` before your next push:
 
 \`\`\`sh
 curl -X POST ${baseUrl}/api/listings/<id>/licence -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
@@ -289,7 +327,7 @@ version they own, the manifest and release log stay up, and the hosted repositor
 
 ## Selling from a private GitHub repository (Rail A)
 
-Instead of pushing to repo402 (steps 2 and 3), you can list a private repository you keep on GitHub.
+Instead of pushing to repo402 (section 2), you can list a private repository you keep on GitHub.
 repo402 reads it through its GitHub App, which can only read the repositories you choose; nothing is
 ever written to GitHub. Registering, pricing and publishing are as above. This needs a deployment whose
 operator has set up the App; otherwise \`source: "github"\` is refused with \`400 invalid_request\`.

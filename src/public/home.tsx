@@ -5,7 +5,7 @@ import type { App, AppContext } from '../context.js';
 import { cacheSlot } from '../platform/cache/caches.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
 import { SITE_LINKS } from '../platform/http/discovery-links.js';
-import { pageHeaders, renderPage, SITE_CSS, STYLESHEET_PATH } from '../platform/http/page.js';
+import { pageHeaders, renderPage } from '../platform/http/page.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { formatUsd } from '../platform/money/usd.js';
 import { singleLineText } from '../platform/text-fields.js';
@@ -133,9 +133,6 @@ export function registerHomeRoutes(app: App, ctx: AppContext): void {
       }
       return reply.header('cache-control', 'public, max-age=60').send(await renderView(ctx, view));
     },
-  );
-  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(SITE_CSS),
   );
 }
 
@@ -300,6 +297,15 @@ function homePage(
           snapshotted, analysed, scanned and logged publicly. Buyers, people or agents with a wallet, pay in
           USDC and download a zip; what they own they re-fetch free, forever.
         </p>
+        <p class="actions">
+          <a class="button" href="/app">
+            Sell your code
+          </a>
+          <span>
+            Sign in with your wallet, list a repository, push a tag, set a price.{' '}
+            <a href="/docs/selling">How selling works</a>
+          </span>
+        </p>
         <Guides />
         <SearchForm />
         <div class="grid showcase">
@@ -332,8 +338,9 @@ function homePage(
           <div class="card">
             <h3>Sell your repository</h3>
             <p>
-              Register with an invite code and a signed payout address, create a listing and push your tags
-              over SSH. <a href="/docs/selling">How to sell</a>.
+              In <a href="/app">the web app</a>, sign in with your wallet (new creators register with an
+              invite code), list a repository, push your tags over SSH, then price and publish it. Programs do
+              the same through the API. <a href="/docs/selling">How to sell</a>.
             </p>
           </div>
           <div class="card">

@@ -2,7 +2,13 @@ import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
 import { SITE_LINKS, SKILL_PATH } from '../platform/http/discovery-links.js';
-import { pageHeaders, renderPage } from '../platform/http/page.js';
+import {
+  pageHeaders,
+  renderPage,
+  TABLE_SCROLL_CLOSING,
+  TableScroll,
+  tableScrollOpening,
+} from '../platform/http/page.js';
 import { formatUsd } from '../platform/money/usd.js';
 import { offerFor } from '../purchases/pricing.js';
 import { recentReleases } from '../releases/service.js';
@@ -247,7 +253,10 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
         {computed.readme_html ? (
           <section id="readme">
             <h2>README</h2>
-            <div class="prose readme" dangerouslySetInnerHTML={{ __html: computed.readme_html }} />
+            <div
+              class="prose readme"
+              dangerouslySetInnerHTML={{ __html: readmeForPage(computed.readme_html) }}
+            />
           </section>
         ) : null}
 
@@ -256,7 +265,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
             <h2>Files</h2>
             <details open={computed.tree.length <= 40}>
               <summary>{computed.tree.length} files</summary>
-              <div class="table-scroll">
+              <TableScroll label="Files">
                 <table>
                   <tbody>
                     {computed.tree.slice(0, TREE_ROWS).map((file) => (
@@ -269,7 +278,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
               {computed.tree.length > TREE_ROWS ? (
                 <p class="muted">
                   and {computed.tree.length - TREE_ROWS} more; the full tree is in the{' '}
@@ -282,8 +291,8 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
 
         <section id="releases">
           <h2>Releases</h2>
-          <div class="table-scroll">
-            <table>
+          <TableScroll label="Releases">
+            <table class="reflow">
               <thead>
                 <tr>
                   <th>Version</th>
@@ -302,8 +311,10 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                         <span class="badge ok">on sale</span>
                       ) : null}
                     </td>
-                    <td>{entry.published_at.slice(0, 10)}</td>
-                    <td>
+                    <td class="second" data-label="Published">
+                      {entry.published_at.slice(0, 10)}
+                    </td>
+                    <td data-label="Scan">
                       <span
                         class={`badge ${entry.scan === 'pass' ? 'ok' : entry.scan === 'fail' ? 'bad' : ''}`}
                       >
@@ -315,13 +326,19 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
                         </span>
                       ) : null}
                     </td>
-                    <td>{entry.changelog.split('\n')[0]}</td>
-                    <td>{entry.attestation_url ? <a href={entry.attestation_url}>signed</a> : null}</td>
+                    <td class="whole">{entry.changelog.split('\n')[0]}</td>
+                    <td class="second" data-label="Attestation">
+                      {entry.attestation_url ? (
+                        <a href={entry.attestation_url}>
+                          signed<span class="visually-hidden"> attestation of {entry.version}</span>
+                        </a>
+                      ) : null}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <p>
             <a href={urls.releases}>The full release log</a> (JSON), failing releases included.
           </p>
@@ -329,4 +346,16 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
       </article>
     ),
   });
+}
+
+/**
+ * The README's code blocks and tables scroll sideways inside their own boxes on a phone, as the
+ * guides' do: each box takes keyboard focus, a table's is named. The sanitiser leaves `<pre>` and
+ * `<table>` without attributes, and text cannot hold a raw `<`, so this finds only those tags.
+ */
+function readmeForPage(readmeHtml: string): string {
+  return readmeHtml
+    .replaceAll('<pre>', '<pre tabindex="0">')
+    .replaceAll('<table>', `${tableScrollOpening('Table in the README')}<table>`)
+    .replaceAll('</table>', `</table>${TABLE_SCROLL_CLOSING}`);
 }

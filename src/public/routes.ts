@@ -16,6 +16,7 @@ import { registerHomeRoutes } from './home.js';
 import { registerLabelRoute } from './label.js';
 import { registerManifestPage } from './manifest-page.js';
 import { registerOpenApiRoute } from './openapi.js';
+import { registerSiteAssets } from './site-assets.js';
 import { registerSkillRoutes } from './skill.js';
 import { registerSnippetRoute } from './snippet.js';
 import { registerTermsRoute } from './terms-route.js';
@@ -29,9 +30,10 @@ import { registerX402DiscoveryRoute } from './x402-discovery.js';
  * a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
  */
 
-/** The service's own pages and documents: home, health, terms, API catalogue, skill, docs, OpenAPI, the creator app. */
+/** The service's own pages and documents: home, its stylesheet and icon, health, terms, API catalogue, skill, docs, OpenAPI, the creator app. */
 export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   registerHomeRoutes(app, ctx);
+  registerSiteAssets(app);
   registerHealthRoute(app, ctx);
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { SITE_LINKS } from '../platform/http/discovery-links.js';
+import { FAVICON_SVG_PATH } from '../platform/http/favicon.js';
 import { STYLESHEET_PATH } from '../platform/http/page.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 
@@ -74,6 +75,7 @@ function shellHtml(manifest: WebManifest): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>repo402 · creators</title>
+<link rel="icon" href="${FAVICON_SVG_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <link rel="stylesheet" href="${ASSETS}${manifest.stylesheet}">
 <script type="module" src="${ASSETS}${manifest.script}"></script>

@@ -81,4 +81,18 @@ describe('the buying and selling guides', () => {
       expect(selling.body).toContain(word);
     }
   });
+
+  it('lead the seller to the web app first, and keep the API as the second path, for programs', async () => {
+    const guide = (await t.app.inject({ url: '/docs/selling.md' })).body;
+    const headings = [...guide.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+    expect(headings[0]).toMatch(/web app/i);
+    const api = headings.findIndex((heading) => /\bAPI\b/.test(heading));
+    expect(api).toBeGreaterThan(0);
+    // Signing in with a wallet, listing, pushing, pricing and publishing, all before the first curl.
+    const app = guide.slice(0, guide.indexOf('curl'));
+    expect(app).toContain(`(${t.config.baseUrl}/app)`);
+    for (const step of [/sign in/i, /wallet/i, /listing/i, /push/i, /price/i, /publish/i])
+      expect(app).toMatch(step);
+    expect(guide.indexOf(`\n## ${headings[api]}`)).toBeLessThan(guide.indexOf('curl -X POST'));
+  });
 });

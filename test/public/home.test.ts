@@ -141,6 +141,9 @@ describe.each(BACKENDS)('GET / on %s', (backend) => {
     const html = res.body;
     expect(html).toContain('href="/docs/buying"');
     expect(html).toContain('href="/docs/selling"');
+    // Creators find the app from the first screen: a way in named for what they came to do.
+    expect(html).toMatch(/<a [^>]*href="\/app"[^>]*>Sell your code<\/a>/);
+    expect(html.indexOf('href="/app"')).toBeLessThan(html.indexOf('id="newest"'));
     expect(html).toMatch(/<form[^>]*method="get"[^>]*action="\/"/);
     expect(html).not.toContain('<script');
 

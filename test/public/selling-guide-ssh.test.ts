@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
-import { registerCreator } from '../identity/support.js';
+import { bearer, registerCreator } from '../identity/support.js';
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { commitFile, workRepo } from '../releases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -76,5 +76,58 @@ describe("the selling guide's host-key instructions, against the real SSH server
     await writeFile(empty, '');
     await expect(push(empty)).rejects.toThrow(/Host key verification failed/);
     await push(knownHosts);
+  });
+
+  it("pushes a fresh `master` repository with the guide's own commands, and the tag is queued as a release", async () => {
+    const blocks = codeBlocks((await t.app.inject({ url: '/docs/selling' })).body, 'sh');
+    const pin = blocks.find((block) => block.includes('>> ~/.ssh/known_hosts'))!;
+    const push = blocks.find((block) => block.includes('git remote add repo402'))!;
+    // The push names no branch of the creator's: whatever is checked out becomes the listing's `main`.
+    expect(push).toContain('git push repo402 HEAD:main --tags');
+    expect(push).not.toMatch(/git push repo402 main\b/);
+
+    const creator = await registerCreator(t);
+    const deployKey = await sshKeygen('ed25519');
+    const listing = await createHostedListing(t, creator.apiKey, deployKey.publicKey);
+    const home = await mkdtemp(path.join(os.tmpdir(), 'repo402-home-'));
+    // OpenSSH finds ~/.ssh through the user database, never $HOME: an `ssh` first on PATH points it
+    // at this HOME's known_hosts, so the guide's commands run exactly as printed.
+    const bin = path.join(home, 'bin');
+    await mkdir(bin);
+    const ssh = (await exec('sh', ['-c', 'command -v ssh'])).stdout.trim();
+    await writeFile(
+      path.join(bin, 'ssh'),
+      `#!/bin/sh\nexec ${ssh} -o "UserKnownHostsFile=$HOME/.ssh/known_hosts" "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1' };
+    await exec('sh', ['-c', pin], { env });
+
+    // `git init` on a machine whose default branch is still `master`.
+    const work = await workRepo({ branch: 'master' });
+    await commitFile(work, 'README.md', '# Tool\n\nDoes things.\n', 'First');
+    expect((await work.git('branch', '--show-current')).trim()).toBe('master');
+    // The guide's key file is `deploy_key` in the working directory, as its ssh-keygen line makes it.
+    await copyFile(deployKey.file, path.join(work.dir, 'deploy_key'));
+    const commands = push.replaceAll('<handle>', listing.owner).replaceAll('my-tool', listing.slug);
+    const pushed = await exec('sh', ['-e', '-c', commands], {
+      cwd: work.dir,
+      env: {
+        ...env,
+        GIT_AUTHOR_NAME: 'Creator',
+        GIT_AUTHOR_EMAIL: 'creator@example.com',
+        GIT_COMMITTER_NAME: 'Creator',
+        GIT_COMMITTER_EMAIL: 'creator@example.com',
+      },
+    });
+    expect(pushed.stderr).toContain('repo402: release 1.0.0 queued');
+    expect(pushed.stderr).toMatch(/\* \[new branch\]\s+HEAD -> main/);
+
+    const answer = await t.app.inject({
+      url: `/api/listings/${listing.id}`,
+      headers: bearer(creator.apiKey),
+    });
+    const { cuts } = answer.json() as { cuts: Array<{ version: string; tag: string }> };
+    expect(cuts.map((cut) => [cut.version, cut.tag])).toEqual([['1.0.0', 'v1.0.0']]);
   });
 });

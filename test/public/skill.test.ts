@@ -62,6 +62,7 @@ describe('agent skill: buy-a-repo', () => {
     expect(body).toContain(verificationScript(TEST_BASE_URL));
     expect(body).toContain('five lines starting\n`OK:`');
     // Naming the wallet on the resource: the grant carries the next challenge.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the guide shows a JS template literal
     expect(body).toContain('?address=${account.address}');
     expect(body).toContain('Name your wallet and you never ask for one');
   });

@@ -4,14 +4,52 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, errorBody, type Issue, isAppError } from '../errors.js';
+import { AppError, type ErrorBody, errorBody, type Issue, isAppError } from '../errors.js';
 import { addCorsHeadersOnPublicPath } from './cors.js';
+import { pageHeaders } from './page.js';
+
+/**
+ * The HTML page a person's browser is shown instead of the error body, or undefined to send the
+ * body. Which requests get one, and its words, are the site's (src/public/error-pages.tsx), handed
+ * down at composition; without it every failure is the body.
+ */
+export type ErrorPage = (request: FastifyRequest, error: AppError) => string | undefined;
+
+/** An error page is static text: no script, no form, nothing from elsewhere. */
+const ERROR_PAGE_HEADERS = { ...pageHeaders(), vary: 'Accept' };
+
+/**
+ * The failure as its page when `errorPage` gives one, else as `body`: the spec's error body, as an
+ * object for a route's serializer or, before routing, already serialised.
+ */
+function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  appError: AppError,
+  errorPage: ErrorPage | undefined,
+  body: ErrorBody | string,
+) {
+  addCorsHeadersOnPublicPath(request, reply);
+  reply.code(appError.status).headers({ ...appError.headers, 'cache-control': 'no-store' });
+  let page: string | undefined;
+  try {
+    page = errorPage?.(request, appError);
+  } catch (renderError) {
+    // A page that cannot be drawn must not cost the answer: the body still says what happened.
+    request.log.error({ err: renderError }, 'error page failed');
+  }
+  if (page !== undefined)
+    return reply.headers(ERROR_PAGE_HEADERS).type('text/html; charset=utf-8').send(page);
+  return reply.type('application/json; charset=utf-8').send(body);
+}
 
 /**
  * Every failure leaves as the spec's error body: our own AppErrors, Fastify's parser and
  * validation errors, unknown routes, and faults we did not foresee (as `internal`, without a stack).
+ * A person's browser asking for one of the site's pages gets the same status as a page instead
+ * (`errorPage`, D-117).
  */
-export function installErrorHandling(app: FastifyInstance, baseUrl: string): void {
+export function installErrorHandling(app: FastifyInstance, baseUrl: string, errorPage?: ErrorPage): void {
   trackLastExchange(app.server);
   app.setNotFoundHandler((request) => {
     const path = request.url.split('?')[0]!;
@@ -39,12 +77,7 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string): voi
     } else if (appError.code === 'invalid_request') {
       request.log.info({ issues: appError.details?.issues }, 'invalid request');
     }
-    addCorsHeadersOnPublicPath(request, reply);
-    return reply
-      .code(appError.status)
-      .headers({ ...appError.headers, 'cache-control': 'no-store' })
-      .type('application/json; charset=utf-8')
-      .send(errorBody(baseUrl, appError));
+    return sendError(request, reply, appError, errorPage, errorBody(baseUrl, appError));
   });
 }
 
@@ -55,7 +88,7 @@ export function installErrorHandling(app: FastifyInstance, baseUrl: string): voi
  * every route with path parameters documents, rather than a 400 that routes such as
  * `GET /{owner}/{slug}` never promise.
  */
-export function frameworkErrorHandler(baseUrl: string) {
+export function frameworkErrorHandler(baseUrl: string, errorPage?: ErrorPage) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const appError =
       error.code === 'FST_ERR_BAD_URL'
@@ -64,13 +97,8 @@ export function frameworkErrorHandler(baseUrl: string) {
           ? new AppError('not_found', { message: 'No resource has a path segment this long' })
           : new AppError('internal', { cause: error });
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed before routing');
-    addCorsHeadersOnPublicPath(request, reply);
-    reply
-      .code(appError.status)
-      .header('x-request-id', request.id)
-      .header('cache-control', 'no-store')
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify(errorBody(baseUrl, appError)));
+    reply.header('x-request-id', request.id);
+    sendError(request, reply, appError, errorPage, JSON.stringify(errorBody(baseUrl, appError)));
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { FAVICON_SVG_PATH } from './favicon.js';
 
 /**
  * The shell of every server-rendered page. Preact escapes every interpolated value, so page code
@@ -9,8 +10,8 @@ import { renderToString } from 'preact-render-to-string';
 export interface PageOptions {
   title: string;
   description?: string;
-  /** Path of the page, for the canonical link. */
-  path: string;
+  /** Path of the page, for the canonical link; none for a page that is no address's own (an error). */
+  path?: string;
   baseUrl: string;
   children: ComponentChildren;
 }
@@ -42,8 +43,9 @@ export function renderPage({ title, description, path, baseUrl, children }: Page
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{title === 'repo402' ? title : `${title} · repo402`}</title>
         {description ? <meta name="description" content={description} /> : null}
-        <link rel="canonical" href={`${baseUrl}${path}`} />
+        {path === undefined ? null : <link rel="canonical" href={`${baseUrl}${path}`} />}
         <link rel="api-catalog" href="/.well-known/api-catalog" />
+        <link rel="icon" href={FAVICON_SVG_PATH} type="image/svg+xml" />
         <link rel="stylesheet" href={STYLESHEET_PATH} />
       </head>
       <body>
@@ -79,6 +81,27 @@ export function Markdown({ html }: { html: string }) {
   return <div class="prose" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
+/**
+ * A table that may be wider than a phone: it scrolls sideways inside this box, never the page. The
+ * box is named, and takes keyboard focus so arrow keys scroll it; shadows mark a clipped edge
+ * (`.table-scroll` in SITE_CSS). Markdown tables get the same box (docs.tsx).
+ */
+export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard.
+    <section class="table-scroll" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}
+
+/** The same box around a table in markup we write as text (markdown, a README): its opening tag. */
+export function tableScrollOpening(label: string): string {
+  const attribute = label.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
+  return `<section class="table-scroll" tabindex="0" aria-label="${attribute}">`;
+}
+export const TABLE_SCROLL_CLOSING = '</section>';
+
 export const SITE_CSS = `
 :root {
   --ink: #0f172a; --muted: #475569; --line: #e2e8f0; --bg: #ffffff; --soft: #f8fafc;
@@ -90,6 +113,8 @@ html { -webkit-text-size-adjust: 100%; }
 body {
   margin: 0; color: var(--ink); background: var(--bg);
   font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  /* A word longer than the line (an address, a hash, a name) breaks rather than widening the page. */
+  overflow-wrap: break-word;
 }
 .wrap { max-width: 980px; margin: 0 auto; padding: 0 20px; }
 a { color: var(--accent); text-underline-offset: 2px; }
@@ -114,7 +139,21 @@ pre code { background: none; border: 0; padding: 0; color: inherit; }
 table { border-collapse: collapse; width: 100%; margin: 12px 0; font-size: 15px; }
 th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
-.table-scroll { overflow-x: auto; }
+/*
+ * A box that scrolls sideways says so: a shadow on each edge with more beyond it (the white covers
+ * scroll with the content, the shadows stay with the box, so each shows only while content is
+ * clipped there). Code blocks scroll the same way, on their dark ground.
+ */
+.table-scroll {
+  overflow-x: auto; margin: 12px 0;
+  background:
+    linear-gradient(to right, #fff 30%, rgb(255 255 255 / 0)) left / 40px 100% no-repeat local,
+    linear-gradient(to left, #fff 30%, rgb(255 255 255 / 0)) right / 40px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgb(15 23 42 / 0.25), transparent) left / 14px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgb(15 23 42 / 0.25), transparent) right / 14px 100% no-repeat scroll;
+}
+.table-scroll > table { margin: 0; }
+.table-scroll:focus-visible, pre:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 .card { border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; margin: 14px 0; background: var(--bg); }
 .card > h3:first-child { margin-top: 0; }
 a.card { display: block; text-decoration: none; color: inherit; }
@@ -127,13 +166,15 @@ a.card:hover { border-color: var(--accent); }
 .error-code { scroll-margin-top: 16px; border-top: 1px solid var(--line); padding-top: 6px; }
 .error-code:target { background: #fffbeb; }
 .muted { color: var(--muted); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .prose img { max-width: 100%; }
 .big { font-size: 24px; font-weight: 700; margin: 2px 0; }
 .notice { background: #fef3c7; border: 1px solid #fde68a; color: var(--warn); border-radius: 8px; padding: 10px 14px; font-weight: 600; }
+ul.notice { padding-left: 34px; }
 .facts .card { margin: 0; }
 .num { text-align: right; white-space: nowrap; color: var(--muted); }
 code.hash { word-break: break-all; }
-.badge + .badge { margin-left: 6px; }
+.badge + .badge, code + .badge { margin-left: 6px; }
 .readme { border: 1px solid var(--line); border-radius: 10px; padding: 4px 18px; overflow-x: auto; }
 details summary { cursor: pointer; color: var(--muted); }
 .guides { font-size: 17px; }
@@ -150,9 +191,26 @@ details summary { cursor: pointer; color: var(--muted); }
 .listing-facts { margin: 0; display: flex; flex-wrap: wrap; gap: 4px 14px; color: var(--muted); font-size: 14px; }
 .listing-facts .price { color: var(--ink); font-weight: 700; }
 .orders, .pages { display: flex; gap: 18px; flex-wrap: wrap; margin: 12px 0; }
+.actions { display: flex; flex-wrap: wrap; align-items: center; gap: 10px 16px; margin: 18px 0; }
+a.button { display: inline-block; font-weight: 600; padding: 8px 18px; border-radius: 8px; background: var(--accent); color: #fff; text-decoration: none; }
+a.button:hover { background: #115e59; }
 @media (max-width: 600px) {
   body { font-size: 15px; }
   h1 { font-size: 25px; }
   .site-header .wrap { padding-top: 8px; padding-bottom: 8px; }
+  .wrap { padding: 0 16px; }
+  /*
+   * A table marked "reflow" becomes one block per row on a phone: its header row stays for screen
+   * readers only, and a cell with a "data-label" shows it (generated text they skip).
+   */
+  table.reflow, table.reflow tbody { display: block; }
+  table.reflow thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  table.reflow tr { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 14px; padding: 10px 0; border-bottom: 1px solid var(--line); }
+  table.reflow td { display: block; padding: 0; border: 0; }
+  table.reflow td[data-label]::before { content: attr(data-label) " " / ""; color: var(--muted); }
+  /* Cells on the first line, then those of class second (the row's ::after breaks the line), then a whole one. */
+  table.reflow tr::after { content: ""; order: 1; flex-basis: 100%; }
+  table.reflow td.second { order: 2; }
+  table.reflow td.whole { order: 3; flex-basis: 100%; }
 }
 `;
