@@ -53,7 +53,13 @@ export function cadenceSentence(c: Cadence): string {
   if (c.releases === 1) return `First release.${finished}`;
   const gap = c.median_days_between_releases!;
   const rhythm = `${c.releases} releases, a median of ${gap} ${gap === 1 ? 'day' : 'days'} apart`;
+  // "On time" is a gap at most ON_TIME_FACTOR times the median: said as such, not as a bare percentage.
+  const share = c.on_time_fraction === null ? null : Math.round(c.on_time_fraction * 100);
   const onTime =
-    c.on_time_fraction === null ? '' : `; ${Math.round(c.on_time_fraction * 100)}% of gaps on time`;
+    share === null
+      ? ''
+      : share === 100
+        ? `; each came within ${ON_TIME_FACTOR} times the usual gap`
+        : `; ${share}% of them came within ${ON_TIME_FACTOR} times the usual gap`;
   return `${rhythm}${onTime}.${finished}`;
 }

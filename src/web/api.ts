@@ -19,13 +19,14 @@ export class ApiError extends Error {
 }
 
 /**
- * Calls one of the service's public JSON routes with the signed-in key. A key the service no
- * longer accepts (expired, revoked by sign-out or rotation) ends the session with the service's
- * own reason, which sends the creator back to sign-in.
+ * Calls one of the service's public JSON routes with the signed-in key, or with `withKey` (a key
+ * being tried at sign-in, not yet anyone's session). A signed-in key the service no longer accepts
+ * (expired, revoked by sign-out or rotation) ends the session, which sends the creator back to
+ * sign-in with the reason.
  */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: string, path: string, body?: unknown, withKey?: string): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  const key = session()?.key;
+  const key = withKey ?? session()?.key;
   if (key) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
@@ -53,8 +54,10 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     parsed && typeof parsed === 'object' && 'code' in parsed && 'message' in parsed
       ? (parsed as ApiErrorBody)
       : { code: 'internal', message: `The service answered ${response.status} ${response.statusText}` };
-  if (response.status === 401 && key && session()?.key === key) {
-    endSession(`You were signed out. ${error.message.replace(/\.$/, '')} (${error.code}).`);
+  if (response.status === 401 && key && withKey === undefined && session()?.key === key) {
+    endSession(
+      'You were signed out: the service no longer accepts this key. It expired, or it was revoked by signing out elsewhere or by a key rotation. Sign in again.',
+    );
   }
   throw new ApiError(response.status, error);
 }

@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import { formatUsd } from '../platform/money/usd.js';
 
 /** "$19.99" from a micro-USDC string; "Free" for zero; "not set" for null. */
@@ -20,6 +21,18 @@ export function plural(count: number, noun: string): string {
 /** The dollars to put back into a price field: "19.99", "0.10". */
 export function dollarsField(micro: string | null | undefined): string {
   return micro === null || micro === undefined ? '' : formatUsd(BigInt(micro));
+}
+
+/**
+ * An address as wallets and explorers show it, in EIP-55 checksum case; the service answers in
+ * lower case, which no wallet shows, so a person comparing the two would doubt it.
+ */
+export function checksummed(address: string): string {
+  try {
+    return getAddress(address);
+  } catch {
+    return address;
+  }
 }
 
 /** 0x1234…cdef */

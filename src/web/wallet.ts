@@ -1,3 +1,4 @@
+import { stringToHex } from 'viem';
 import { api, query } from './api.js';
 
 /** An injected EIP-1193 provider (`window.ethereum`): browser wallets and the test wallet alike. */
@@ -10,10 +11,17 @@ export type ChallengePurpose = 'address_proof' | 'step_up' | 'rotate_key' | 'wal
 
 function provider(): Eip1193Provider {
   const injected = (window as unknown as { ethereum?: Eip1193Provider }).ethereum;
-  if (!injected) {
-    throw new Error('No browser wallet was found. Install one (or sign in with an API key instead).');
-  }
+  if (!injected) throw new Error(NO_WALLET);
   return injected;
+}
+
+/** What to do without a browser wallet, wherever one is needed. */
+export const NO_WALLET =
+  'No browser wallet was found in this browser. Install one (MetaMask, Coinbase Wallet and Rabby are browser extensions), then reload this page.';
+
+/** EIP-1193's code for a request the person declined in their wallet. */
+export function declinedInWallet(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 4001;
 }
 
 export function hasWallet(): boolean {
@@ -26,12 +34,6 @@ export async function connectWallet(): Promise<Address> {
   const account = accounts[0];
   if (!account) throw new Error('The wallet shared no account.');
   return account.toLowerCase() as Address;
-}
-
-function utf8Hex(text: string): string {
-  let hex = '0x';
-  for (const byte of new TextEncoder().encode(text)) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }
 
 interface Challenge {
@@ -54,7 +56,7 @@ export async function signChallenge(
   );
   const signature = (await provider().request({
     method: 'personal_sign',
-    params: [utf8Hex(challenge.message), address],
+    params: [stringToHex(challenge.message), address],
   })) as string;
   return { nonce: challenge.nonce, signature };
 }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { analyseCadence } from '../../src/analysis/cadence.js';
+import { analyseCadence, cadenceSentence } from '../../src/analysis/cadence.js';
 import { analyseComponents, type ComponentFile, componentsTouched } from '../../src/analysis/components.js';
 import { detectLanguage } from '../../src/analysis/languages.js';
 import { analyseLicence } from '../../src/analysis/licence.js';
@@ -150,6 +150,21 @@ describe('cadence', () => {
       score: 0.88,
       finished: false,
     });
+  });
+
+  it('says what on time means, in words a reader can check', () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const at = (days: number[]) => days.map((d) => new Date(start + d * DAY));
+    const now = new Date(start + 65 * DAY);
+    expect(cadenceSentence(analyseCadence(at([0, 10, 20, 30, 60]), now, undefined))).toBe(
+      '5 releases, a median of 10 days apart; 75% of them came within 1.5 times the usual gap.',
+    );
+    expect(cadenceSentence(analyseCadence(at([0, 10, 20, 30]), now, undefined))).toBe(
+      '4 releases, a median of 10 days apart; each came within 1.5 times the usual gap.',
+    );
+    expect(cadenceSentence(analyseCadence(at([0, 10]), now, undefined))).toBe(
+      '2 releases, a median of 10 days apart.',
+    );
   });
 });
 

@@ -46,10 +46,10 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   mcp: ['attestations', 'public', 'purchases', 'x402', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
-  web: ['scan', 'platform'],
+  web: ['scan', 'platform', 'identity'],
 };
 /** Server files whose code the browser bundle may include: pure, no Node built-ins, no database. */
-const BROWSER_SAFE = new Set(['platform/money/usd.ts']);
+const BROWSER_SAFE = new Set(['platform/money/usd.ts', 'platform/error-catalogue.ts', 'identity/handles.ts']);
 /** Files at the top of src/ every folder may import: the shared context and configuration types. */
 const CONTRACT = new Set(['context.ts', 'config.ts']);
 

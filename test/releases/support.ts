@@ -16,8 +16,9 @@ const exec = promisify(execFile);
  * for hostile trees: in a work tree, git's own commands look up attributes at every path, and
  * crash or print a warning per path on a tree 30,000 directories deep.
  */
+/** A fresh repository on `branch` (default `main`; `master` is what a plain `git init` often makes). */
 export async function workRepo(
-  options: { bare?: boolean } = {},
+  options: { bare?: boolean; branch?: string } = {},
 ): Promise<{ dir: string; git: (...args: string[]) => Promise<string> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-work-'));
   const env = {
@@ -32,7 +33,7 @@ export async function workRepo(
     GIT_COMMITTER_DATE: '2026-11-01T10:00:00Z',
   };
   const git = async (...args: string[]) => (await exec('git', args, { cwd: dir, env })).stdout;
-  await git('init', '-q', ...(options.bare ? ['--bare'] : []), '-b', 'main');
+  await git('init', '-q', ...(options.bare ? ['--bare'] : []), '-b', options.branch ?? 'main');
   return { dir, git };
 }
 

@@ -51,6 +51,8 @@ describe('the creator web app, end to end in a real browser', () => {
   let firstKey = '';
   let currentKey = '';
   let listingId = '';
+  /** The environment git pushes with: the creator's key and the pinned host key. */
+  let pushEnv: NodeJS.ProcessEnv = {};
   const signatures: string[] = [];
   /** Uncaught errors in the page and anything the CSP refused: none is expected. */
   const problems: string[] = [];
@@ -104,7 +106,8 @@ describe('the creator web app, end to end in a real browser', () => {
     });
     sshKey = await sshKeygen('ed25519');
     temp.push(path.dirname(sshKey.file));
-    work = await workRepo();
+    // A plain `git init` names its branch `master` on many machines: the page's commands must not care.
+    work = await workRepo({ branch: 'master' });
     temp.push(work.dir);
     await mkdir(SCREENSHOTS, { recursive: true });
   });
@@ -159,6 +162,22 @@ describe('the creator web app, end to end in a real browser', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   }
 
+  /**
+   * A refusal where the person is looking: the field marked invalid and described by its reason,
+   * shown beside it, with focus on it.
+   */
+  async function expectFieldError(label: ReturnType<Page['getByLabel']>, reason: string | RegExp) {
+    await expect.poll(() => label.getAttribute('aria-invalid')).toBe('true');
+    const id = await label.getAttribute('id');
+    const describedBy = (await label.getAttribute('aria-describedby')) ?? '';
+    expect(describedBy.split(' ')).toContain(`${id}-error`);
+    const shown = page.locator(`[id="${id}-error"]`);
+    expect(await shown.isVisible()).toBe(true);
+    if (typeof reason === 'string') expect(await shown.textContent()).toContain(reason);
+    else expect(await shown.textContent()).toMatch(reason);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(id);
+  }
+
   step(
     'registers with an invite, the terms version and a payout address proved by the wallet; the key is shown once',
     async () => {
@@ -167,20 +186,50 @@ describe('the creator web app, end to end in a real browser', () => {
       await heading('Sign in').waitFor();
       await checkPage('signin');
 
-      await nav('Register').click();
+      // A wrong key signs nobody out: it is marked beside its field.
+      await page.getByLabel('API key').fill('r402_not-a-key');
+      await page.getByRole('button', { name: 'Sign in with key' }).click();
+      await expectFieldError(page.getByLabel('API key'), 'This key was not accepted.');
+      expect(await page.getByText('signed out').count()).toBe(0);
+      await checkPage('signin-wrong-key');
+
+      // A wallet no creator is paid at is offered registration.
+      await page.getByRole('button', { name: 'Sign in with wallet' }).click();
+      const unregistered = page
+        .getByRole('alert')
+        .filter({ hasText: 'No creator is registered with the wallet' });
+      await unregistered.waitFor();
+      // Shown as wallets show it: EIP-55 checksum case.
+      expect(await unregistered.textContent()).toContain(wallet.address);
+      await checkPage('signin-unregistered');
+      await unregistered.getByRole('link', { name: 'Register with this wallet' }).click();
       await heading('Register as a creator').waitFor();
+
+      // Everything missing is said beside its field before any signature is asked for.
+      const signed = signatures.length;
+      await page.getByRole('button', { name: 'Sign and register' }).click();
+      await expectFieldError(page.getByLabel('Handle'), 'A handle is 3 to 39');
+      for (const field of ['Invite code', 'Abuse contact (e-mail)']) {
+        expect(await page.getByLabel(field).getAttribute('aria-invalid')).toBe('true');
+      }
+      await page.locator('#connect-wallet-error').getByText('Connect the wallet').waitFor();
+      await page.locator('#accept-terms-error').getByText('tick the box').waitFor();
+      expect(signatures.length).toBe(signed);
+      await checkPage('register-errors');
       await page
         .getByRole('group', { name: `Creator agreement, version ${TERMS_VERSION}` })
         .getByRole('region', { name: 'Creator agreement text' })
         .getByText('Buyers keep what they bought.')
         .waitFor();
       await page.getByLabel('Handle').fill(handle);
+      // Edited, its reason goes.
+      expect(await page.getByLabel('Handle').getAttribute('aria-invalid')).toBeNull();
       await page.getByLabel('Invite code').fill(await newInvite(t));
       await page.getByLabel('Abuse contact (e-mail)').fill('abuse@maker.example');
       await page.getByRole('button', { name: 'Connect wallet' }).click();
       await expect
         .poll(() => page.getByRole('group', { name: 'Payout address' }).textContent())
-        .toContain(address);
+        .toContain(wallet.address);
       await page
         .getByRole('checkbox', { name: `I accept the creator agreement (version ${TERMS_VERSION})` })
         .check();
@@ -278,8 +327,20 @@ describe('the creator web app, end to end in a real browser', () => {
       await nav('Listings').click();
       await heading('Listings').waitFor();
       await page.getByRole('link', { name: 'New listing' }).click();
-      await heading('New hosted listing').waitFor();
+      await heading('New listing').waitFor();
+      expect(await page.getByRole('radio', { name: /^Hosted here/ }).isChecked()).toBe(true);
+      // A description past its limit is counted as it is typed and refused beside it, never cut.
+      const long = 'word '.repeat(1001).trim();
+      await page.getByLabel('Description').fill(long);
+      await page.getByText(`${long.length.toLocaleString('en')} / 5,000`).waitFor();
       await page.getByLabel('Name').fill(slug);
+      await page.getByRole('button', { name: 'Create listing' }).click();
+      await expectFieldError(page.getByLabel('SSH public key'), 'Paste the public key');
+      expect(await page.getByLabel('Description').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator('#description-error').textContent()).toContain('at most 5,000. Shorten it.');
+      expect(await page.getByLabel('Description').inputValue()).toBe(long);
+      await checkPage('listing-new-errors');
+      await page.getByLabel('Description').fill('');
       await page.getByLabel('SSH public key').fill(sshKey.publicKey);
       await checkPage('listing-new');
       await page.getByRole('button', { name: 'Create listing' }).click();
@@ -296,6 +357,12 @@ describe('the creator web app, end to end in a real browser', () => {
         .waitFor();
       expect(await page.getByText(listing.deploy_key_fingerprint).isVisible()).toBe(true);
       await checkPage('listing-draft');
+      // Nothing pushed yet: sync says what to do in this page's words, beside its button.
+      await page.getByRole('button', { name: 'Sync newest tag' }).click();
+      const notice = page.locator('#actions').getByRole('alert');
+      await notice.getByText('The repository has no version tag yet.').waitFor();
+      expect(await notice.textContent()).not.toMatch(/\bref\b|version\b.*\bgive/);
+      await checkPage('listing-sync-nothing');
     },
   );
 
@@ -305,8 +372,10 @@ describe('the creator web app, end to end in a real browser', () => {
       const commands = (await page.getByText(/^git remote add /).textContent())!.trim().split('\n');
       expect(commands).toEqual([
         `git remote add repo402 ssh://git@127.0.0.1:${ssh.port}/${handle}/${slug}.git`,
-        'git push repo402 main --tags',
+        'git push repo402 HEAD:main --tags',
       ]);
+      // The creator's repository is on `master`, as a plain `git init` leaves it on many machines.
+      expect((await work.git('symbolic-ref', '--short', 'HEAD')).trim()).toBe('master');
       const shown = await page.getByRole('listitem').filter({ hasText: 'SHA256:' }).allTextContents();
       expect(shown.length).toBeGreaterThan(0);
 
@@ -353,12 +422,13 @@ describe('the creator web app, end to end in a real browser', () => {
         'Manifest',
       );
       await work.git('tag', 'v1.0.0');
-      const env = {
+      pushEnv = {
         PATH: process.env.PATH,
         HOME: work.dir,
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_SSH_COMMAND: `ssh -i ${sshKey.file} -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${knownHosts} -o LogLevel=ERROR`,
       };
+      const env = pushEnv;
       for (const command of commands) {
         const [git, ...args] = command.split(' ');
         expect(git).toBe('git');
@@ -404,14 +474,30 @@ describe('the creator web app, end to end in a real browser', () => {
     'refuses to publish naming the rule, takes dollar prices exactly as micro-USDC, commits a licence, publishes',
     async () => {
       await page.getByRole('button', { name: 'Publish' }).click();
-      const refusal = page.getByRole('alert').filter({ hasText: 'before publishing' });
+      // Said beside the button in the page's words, naming the controls to use, and focused.
+      const refusal = page
+        .getByRole('alert')
+        .filter({ hasText: 'Add a description and a “use it when” hint in Price and description' });
       await refusal.waitFor();
-      expect(await refusal.textContent()).toContain('Set description and trigger_hint');
-      expect(
-        await refusal.getByRole('link', { name: 'What description_missing means' }).getAttribute('href'),
-      ).toBe(`${base}/docs/errors#description_missing`);
+      expect(await refusal.textContent()).not.toMatch(/PATCH|\/api\/|trigger_hint|description_missing/);
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.textContent ?? ''))
+        .toContain('Add a description');
+      await checkPage('listing-refused');
 
       const details = page.getByRole('form', { name: 'Price and description' });
+      // A price past the maximum says so beside it, and nothing is sent.
+      await details.getByLabel('Price', { exact: true }).fill('99999999999');
+      await details.getByRole('button', { name: 'Save' }).click();
+      await expectFieldError(
+        details.getByLabel('Price', { exact: true }),
+        'The price is at most $1000000000',
+      );
+      await details.getByLabel('Price', { exact: true }).fill('1.2345678');
+      await details.getByRole('button', { name: 'Save' }).click();
+      await expectFieldError(details.getByLabel('Price', { exact: true }), 'at most six decimals');
+      expect((await api(`/listings/${listingId}`, currentKey)).body.pricing.price_micro).toBeNull();
+      await checkPage('listing-price-error');
       const setPrices = async (price: string, update: string) => {
         await details.getByLabel('Price', { exact: true }).fill(price);
         await details.getByLabel('Update price', { exact: true }).fill(update);
@@ -426,11 +512,16 @@ describe('the creator web app, end to end in a real browser', () => {
       await details.getByLabel('Description').fill('Turns commits into release notes');
       await details.getByLabel('When should an agent use it?').fill('When you cut a release');
       expect(await setPrices('0.10', '0')).toEqual({ price_micro: '100000', update_price_micro: '0' });
+      // What the refusal asked for is done: it is no longer shown.
+      await refusal.waitFor({ state: 'detached' });
       expect(await details.getByLabel('Price', { exact: true }).inputValue()).toBe('0.10');
 
       await page.getByLabel('Commit a licence').selectOption('MIT');
       await page.getByRole('button', { name: 'Commit LICENSE to main' }).click();
-      await page.getByRole('status').getByText('LICENSE committed.').waitFor();
+      const committed = page.getByRole('status').getByText('LICENSE (MIT) committed to main.');
+      await committed.waitFor();
+      expect(await committed.textContent()).toContain('git pull repo402 main');
+      expect(await committed.textContent()).not.toContain('`');
       expect((await api(`/listings/${listingId}`, currentKey)).body.licence).toBe('MIT');
 
       // The manifest as buyers will see it, from the service's own builder.
@@ -493,6 +584,68 @@ describe('the creator web app, end to end in a real browser', () => {
     await checkPage('sales');
   });
 
+  step(
+    'shows a new release within 3 seconds of the API, and says what changed since the version before',
+    async () => {
+      await nav('Listings').click();
+      await page.getByRole('link', { name: slug }).click();
+      await heading(`${handle}/${slug}`).waitFor();
+      // The licence commit is on main: pull it first, as the page said.
+      await exec('git', ['pull', '-q', '--no-rebase', 'repo402', 'main'], { cwd: work.dir, env: pushEnv });
+      // AWS's documented example key, in a comment: allowed, and the report says so.
+      await commitFile(
+        work,
+        'src/format.js',
+        'export const format = (line) => "- " + line;\n// Try it with aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n',
+        'Format',
+      );
+      await work.git('tag', 'v1.1.0');
+      await exec('git', ['push', '-q', 'repo402', 'HEAD:main', '--tags'], { cwd: work.dir, env: pushEnv });
+
+      // The moment the API lists it, and the moment the page shows it.
+      let visibleInApi = 0;
+      await expect
+        .poll(
+          async () => {
+            const page = (await api(`/listings/${listingId}/releases`, currentKey)).body as {
+              releases: Array<{ version: string }>;
+            };
+            visibleInApi = Date.now();
+            return page.releases.some((release) => release.version === '1.1.0');
+          },
+          { timeout: 90_000, interval: 50 },
+        )
+        .toBe(true);
+      const item = page
+        .getByRole('list', { name: 'Releases' })
+        .getByRole('listitem')
+        .filter({ hasText: 'v1.1.0' });
+      await item.first().waitFor({ timeout: 10_000 });
+      const lag = Date.now() - visibleInApi;
+      expect(lag, 'the page shows a release this long after the API').toBeLessThanOrEqual(3000);
+      const changes = page.locator('#release-1\\.1\\.0');
+      await changes.getByText(/Since 1\.0\.0: 2 added, 0 changed, 0 removed\./).waitFor();
+      const allowed = changes.getByRole('list', { name: 'Allowed as examples' }).getByRole('listitem');
+      await allowed.first().waitFor({ timeout: 90_000 });
+      expect(await allowed.allTextContents()).toEqual([
+        'src/format.js:2 AWS access key ID (AKIA…(20 chars)): it contains “EXAMPLE”.',
+      ]);
+      await page
+        .locator('#release-1\\.0\\.0')
+        .getByText(/^The first release: \d+ files\.$/)
+        .waitFor({ state: 'attached' });
+    },
+    120_000,
+  );
+
+  step('a listing that cannot be read is a page saying so, not raw JSON', async () => {
+    await page.goto(`${base}/app/listings/00000000-0000-4000-8000-000000000000`);
+    await heading('This listing could not be shown').waitFor();
+    await page.getByRole('alert').getByText('Not found: it may have been removed').waitFor();
+    await page.getByRole('link', { name: 'Back to your listings' }).waitFor();
+    await checkPage('listing-missing');
+  });
+
   step('sends the creator back to sign-in with the reason when the key is revoked elsewhere', async () => {
     // The creator rotates from another device: every key, including the one this tab holds, is revoked.
     const proof = await signedChallenge(t, wallet, 'rotate_key');
@@ -507,7 +660,7 @@ describe('the creator web app, end to end in a real browser', () => {
     await nav('Listings').click();
     await heading('Sign in').waitFor();
     expect(await page.getByRole('status').textContent()).toBe(
-      'You were signed out. The key is unknown, revoked or expired (invalid_key).',
+      'You were signed out: the service no longer accepts this key. It expired, or it was revoked by signing out elsewhere or by a key rotation. Sign in again.',
     );
     expect(await page.evaluate(() => sessionStorage.getItem('repo402.session'))).toBeNull();
     await checkPage('signin-revoked');

@@ -1,37 +1,24 @@
-import { ApiError } from '../api.js';
+import { errorText } from '../errors.js';
 
-/** A failure as the service worded it: its message, its code linked to the docs, the fields at fault. */
+/** A failure that is not a form's (a page that could not load, an action refused), in the page's words. */
 export function ErrorNotice({ error }: { error: unknown }) {
   if (!error) return null;
-  if (!(error instanceof ApiError)) {
-    return (
-      <div class="notice bad" role="alert">
-        {error instanceof Error ? error.message : String(error)}
-      </div>
-    );
-  }
-  const { code, message, docs_url: docsUrl, details } = error.body;
   return (
     <div class="notice bad" role="alert">
-      <p>{message}</p>
-      {details?.issues?.length ? (
-        <ul>
-          {details.issues.map((issue) => (
-            <li key={issue.field}>
-              <code>{issue.field}</code>: {issue.reason}
-            </li>
-          ))}
-        </ul>
-      ) : null}
-      <p class="muted small">
-        {docsUrl ? (
-          <a href={docsUrl} target="_blank" rel="noopener">
-            What <code>{code}</code> means
-          </a>
-        ) : (
-          <code>{code}</code>
-        )}
-      </p>
+      {errorText(error)}
     </div>
+  );
+}
+
+/** A page whose main document could not be read: a heading saying so, the reason, and a way on. */
+export function PageFailed({ what, error }: { what: string; error: unknown }) {
+  return (
+    <section>
+      <h1>{what} could not be shown</h1>
+      <ErrorNotice error={error} />
+      <p>
+        <a href="/app/listings">Back to your listings</a>
+      </p>
+    </section>
   );
 }

@@ -1,4 +1,4 @@
-import type { Finding, ScanReport } from '../../scan/types.js';
+import type { Finding, ScanNote, ScanReport } from '../../scan/types.js';
 
 const TIER_WORDS: Record<Finding['tier'], string> = {
   blocking: 'blocks sale',
@@ -44,6 +44,7 @@ export function ScanReportView({ report }: { report: ScanReport | null | undefin
           ))}
         </ul>
       )}
+      <AllowedExamples notes={report.notes ?? []} omitted={report.notes_omitted ?? 0} />
       <details>
         <summary>Checks ({checks.length})</summary>
         <ul>
@@ -55,6 +56,33 @@ export function ScanReportView({ report }: { report: ScanReport | null | undefin
           ))}
         </ul>
       </details>
+    </div>
+  );
+}
+
+/**
+ * What the secret check let through as documented examples: shown so that an allowed value is never
+ * a surprise, and so a real key that happens to read like an example is caught by its creator.
+ */
+function AllowedExamples({ notes, omitted }: { notes: ScanNote[]; omitted: number }) {
+  if (notes.length === 0) return null;
+  return (
+    <div class="scan-notes">
+      <p>
+        <strong>Allowed as examples:</strong> these look like credentials but read as documented examples or
+        placeholders, so they do not block the sale. Make sure none of them is a real key.
+      </p>
+      <ul aria-label="Allowed as examples">
+        {notes.map((note) => (
+          <li key={`${note.rule_id}-${note.path}-${note.line}`}>
+            <code class="where">
+              {note.path}:{note.line}
+            </code>{' '}
+            {note.description} <span class="muted">({note.hint})</span>: {note.reason}.
+          </li>
+        ))}
+      </ul>
+      {omitted > 0 ? <p class="muted small">And {omitted} more like these.</p> : null}
     </div>
   );
 }

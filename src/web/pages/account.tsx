@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
-import { ErrorNotice } from '../components/error-notice.js';
-import { plural, utc, when } from '../format.js';
+import { PageFailed } from '../components/error-notice.js';
+import { FieldError, FormNotice, useFormErrors } from '../components/form-errors.js';
+import { addressProblem, emailProblem } from '../field-checks.js';
+import { checksummed, plural, utc, when } from '../format.js';
 import { session, startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
 import { type Address, connectWallet, signChallenge } from '../wallet.js';
@@ -26,7 +28,7 @@ interface Rotated {
 /** The account: values in force, changes waiting out their 48 hours, and key rotation. */
 export function AccountPage() {
   const me = useLoad(() => api<Creator>('GET', '/creators/me'), 'me');
-  if (!me.data) return me.error ? <ErrorNotice error={me.error} /> : <p>Loading…</p>;
+  if (!me.data) return me.error ? <PageFailed what="Your account" error={me.error} /> : <p>Loading…</p>;
   const creator = me.data;
   return (
     <section>
@@ -36,7 +38,7 @@ export function AccountPage() {
         <dd>{creator.handle}</dd>
         <dt>Payout address</dt>
         <dd>
-          <code>{creator.payout_address}</code>
+          <code>{checksummed(creator.payout_address)}</code>
         </dd>
         <dt>Abuse contact</dt>
         <dd>{creator.abuse_contact}</dd>
@@ -51,7 +53,8 @@ export function AccountPage() {
           {creator.pending_changes.map((change) => (
             <li key={`${change.field}-${change.requested_at}`}>
               <strong>{change.field === 'payout_address' ? 'Payout address' : 'Abuse contact'}</strong>{' '}
-              becomes <code>{change.value}</code> on{' '}
+              becomes{' '}
+              <code>{change.field === 'payout_address' ? checksummed(change.value) : change.value}</code> on{' '}
               <time dateTime={change.effective_at}>{when(change.effective_at)}</time>{' '}
               <span class="muted">({utc(change.effective_at)})</span>. The current value applies until then;
               the old contact was told.
@@ -68,40 +71,43 @@ export function AccountPage() {
 
 function AbuseContactChange({ creator, done }: { creator: Creator; done: () => Promise<void> }) {
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
+    const problem = emailProblem(value);
+    if (problem) return errors.invalid({ 'new-abuse': problem });
     setBusy(true);
-    setError(undefined);
+    errors.clear();
     try {
       await requireAccount(creator.payout_address);
       const stepUp = await signChallenge(creator.payout_address, 'step_up');
       await api('PATCH', '/creators/me', { abuse_contact: value.trim(), step_up: stepUp });
-      // A fresh, empty field: not one the creator left empty (which :user-invalid would mark).
-      form.reset();
       setValue('');
       await done();
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught, { abuse_contact: { id: 'new-abuse', label: 'The abuse contact' } });
     } finally {
       setBusy(false);
     }
   };
   return (
-    <form onSubmit={submit} class="card">
+    <form onSubmit={submit} class="card" noValidate>
       <h2>Change the abuse contact</h2>
       <p class="muted small">Signed by your payout address; it takes effect 48 hours later.</p>
-      <ErrorNotice error={error} />
       <label for="new-abuse">New abuse contact</label>
       <input
         id="new-abuse"
         type="email"
-        required
         value={value}
-        onInput={(e) => setValue(e.currentTarget.value)}
+        onInput={(e) => {
+          errors.edited('new-abuse');
+          setValue(e.currentTarget.value);
+        }}
+        {...errors.inputProps('new-abuse')}
       />
+      <FieldError form={errors} id="new-abuse" />
+      <FormNotice form={errors} />
       <button type="submit" disabled={busy}>
         Sign and request
       </button>
@@ -112,23 +118,28 @@ function AbuseContactChange({ creator, done }: { creator: Creator; done: () => P
 function PayoutChange({ creator, done }: { creator: Creator; done: () => Promise<void> }) {
   const [value, setValue] = useState('');
   const [stepUp, setStepUp] = useState<{ nonce: string; signature: string }>();
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [busy, setBusy] = useState(false);
   const next = value.trim().toLowerCase() as Address;
 
   const run = async (work: () => Promise<void>) => {
     setBusy(true);
-    setError(undefined);
+    errors.clear();
     try {
       await work();
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught, { payout_address: { id: 'new-payout', label: 'The new payout address' } });
     } finally {
       setBusy(false);
     }
   };
   const signOld = (event: Event) => {
     event.preventDefault();
+    const problem = addressProblem(value);
+    if (problem) return errors.invalid({ 'new-payout': problem });
+    if (next === creator.payout_address.toLowerCase()) {
+      return errors.invalid({ 'new-payout': 'That is the payout address in force already.' });
+    }
     return run(async () => {
       await requireAccount(creator.payout_address);
       setStepUp(await signChallenge(creator.payout_address, 'step_up', next));
@@ -145,27 +156,31 @@ function PayoutChange({ creator, done }: { creator: Creator; done: () => Promise
     });
 
   return (
-    <form onSubmit={signOld} class="card">
+    <form onSubmit={signOld} class="card" noValidate>
       <h2>Change the payout address</h2>
       <p class="muted small">
         Two signatures: the payout address in force approves, then the new address proves it is yours. It
         takes effect 48 hours later.
       </p>
-      <ErrorNotice error={error} />
       <label for="new-payout">New payout address</label>
       <input
         id="new-payout"
-        required
-        pattern="0x[0-9a-fA-F]{40}"
+        class="mono"
         value={value}
         disabled={stepUp !== undefined}
-        onInput={(e) => setValue(e.currentTarget.value)}
+        onInput={(e) => {
+          errors.edited('new-payout');
+          setValue(e.currentTarget.value);
+        }}
+        {...errors.inputProps('new-payout')}
       />
+      <FieldError form={errors} id="new-payout" />
+      <FormNotice form={errors} />
       {stepUp ? (
         <div role="status">
           <p>
-            Approved by <code>{creator.payout_address}</code>. Now select <code>{next}</code> in your wallet,
-            then:
+            Approved by <code>{checksummed(creator.payout_address)}</code>. Now select{' '}
+            <code>{checksummed(next)}</code> in your wallet, then:
           </p>
           <button type="button" onClick={signNew} disabled={busy}>
             Sign with the new address
@@ -185,11 +200,11 @@ function PayoutChange({ creator, done }: { creator: Creator; done: () => Promise
 
 function KeyRotation({ creator }: { creator: Creator }) {
   const [rotated, setRotated] = useState<Rotated>();
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [busy, setBusy] = useState(false);
   const rotate = async () => {
     setBusy(true);
-    setError(undefined);
+    errors.clear();
     try {
       await requireAccount(creator.payout_address);
       const proof = await signChallenge(creator.payout_address, 'rotate_key');
@@ -201,7 +216,7 @@ function KeyRotation({ creator }: { creator: Creator }) {
       startSession({ key: result.api_key, kind: 'api_key', handle: result.handle, expiresAt: null });
       setRotated(result);
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught);
     } finally {
       setBusy(false);
     }
@@ -212,7 +227,6 @@ function KeyRotation({ creator }: { creator: Creator }) {
       <p class="muted small">
         Issues a new agent key and revokes every other key and signed-in browser of yours at once.
       </p>
-      <ErrorNotice error={error} />
       {rotated ? (
         <div id="rotated">
           <div class="notice warn" role="alert">
@@ -223,9 +237,12 @@ function KeyRotation({ creator }: { creator: Creator }) {
           <CopyBlock text={rotated.api_key} label="new API key" />
         </div>
       ) : (
-        <button type="button" onClick={rotate} disabled={busy || session() === undefined}>
-          Sign and rotate
-        </button>
+        <>
+          <FormNotice form={errors} />
+          <button type="button" onClick={rotate} disabled={busy || session() === undefined}>
+            Sign and rotate
+          </button>
+        </>
       )}
     </div>
   );
@@ -235,6 +252,8 @@ function KeyRotation({ creator }: { creator: Creator }) {
 async function requireAccount(address: Address): Promise<void> {
   const selected = await connectWallet();
   if (selected !== address.toLowerCase()) {
-    throw new Error(`Select ${address} in your wallet (it has ${selected} selected), then try again.`);
+    throw new Error(
+      `Your wallet has ${checksummed(selected)} selected. Select ${checksummed(address)} in your wallet, then try again.`,
+    );
   }
 }

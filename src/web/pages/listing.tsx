@@ -1,13 +1,15 @@
-import { useCallback, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { parseUsd } from '../../platform/money/usd.js';
 import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
-import { ErrorNotice } from '../components/error-notice.js';
-import { ListingWordsFields } from '../components/listing-words-fields.js';
+import { ErrorNotice, PageFailed } from '../components/error-notice.js';
+import { FieldError, FormNotice, useFormErrors } from '../components/form-errors.js';
+import { ListingWordsFields, wordsProblems } from '../components/listing-words-fields.js';
 import { MoreButton } from '../components/more-button.js';
-import { microFromDollars, PriceInput } from '../components/price-fields.js';
+import { microFromDollars, PriceInput, pricedProblems } from '../components/price-fields.js';
 import { ScanReportView, Verdict } from '../components/scan-report.js';
-import { dollarsField, shortHex, usd, when } from '../format.js';
+import type { FormField } from '../errors.js';
+import { dollarsField, plural, shortHex, usd, when } from '../format.js';
 import type { Listing, ListingRelease } from '../listing-types.js';
 import { type Loaded, useLoad, usePaged, usePoll } from '../use-load.js';
 
@@ -29,13 +31,21 @@ export function ListingPage({ id }: { id: string }) {
   const working =
     (listing.data?.cuts ?? []).some((cut) => cut.state === 'queued') ||
     releases.items.some((release) => release.scan === 'pending');
-  const awaitingFirst =
-    !releases.loading && releases.items.length === 0 && (listing.data?.cuts ?? []).length === 0;
-  // A cut under way is followed closely; a listing waiting for its first tag, often enough to see
-  // the push land; otherwise slowly, so a tag pushed while the page is open still shows up.
-  usePoll(listing.data?.status !== 'retired', refresh, working ? 2000 : awaitingFirst ? 3000 : 15_000);
+  // The listing document is small and names its newest releases and cuts, so it is what is polled,
+  // every 2 seconds while the tab is in view: a release the service has shows here within about
+  // 2 seconds. The releases, with their scan reports, are read again only when it changes.
+  usePoll(listing.data?.status !== 'retired', listing.reload, 2000);
+  const releasesShown = releaseSignature(listing.data);
+  const firstSignature = useRef(releasesShown);
+  useEffect(() => {
+    if (releasesShown === firstSignature.current) return;
+    firstSignature.current = releasesShown;
+    void releases.reload();
+  }, [releasesShown]);
 
-  if (!listing.data) return listing.error ? <ErrorNotice error={listing.error} /> : <p>Loading…</p>;
+  if (!listing.data) {
+    return listing.error ? <PageFailed what="This listing" error={listing.error} /> : <p>Loading…</p>;
+  }
   const data = listing.data;
   return (
     <section>
@@ -48,12 +58,14 @@ export function ListingPage({ id }: { id: string }) {
         </h1>
         <span class={`badge status-${data.status}`}>{data.status}</span>
       </div>
-      {data.status !== 'draft' ? (
+      {data.published_at ? (
         <p>
-          <a href={`/${data.owner}/${data.slug}`}>Public page</a> ·{' '}
-          <a href={`/api/v/${data.owner}/${data.slug}/releases`}>Public release log</a>
+          <a href={`/${data.owner}/${data.slug}`}>Public page</a>
+          {data.status === 'retired' ? ' (retired: holders can still download what they own)' : ''}
         </p>
-      ) : null}
+      ) : (
+        <p class="muted small">Its public page appears once you publish it.</p>
+      )}
       <Progress listing={data} releases={releases.items} working={working} />
       {data.source === 'hosted' ? (
         <HostedSetup listing={data} done={refresh} />
@@ -71,7 +83,12 @@ export function ListingPage({ id }: { id: string }) {
       ) : (
         <ol class="releases" aria-labelledby="releases-heading">
           {releases.items.map((release, index) => (
-            <ReleaseItem key={release.version} release={release} open={index === 0} />
+            <ReleaseItem
+              key={release.version}
+              release={release}
+              open={index === 0}
+              previous={releases.items[index + 1]?.version ?? (releases.more ? undefined : null)}
+            />
           ))}
         </ol>
       )}
@@ -120,18 +137,21 @@ function Progress({
 
 function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<void> }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
+  const [replaced, setReplaced] = useState(false);
   const branch = listing.default_branch ?? 'main';
-  const commands = `git remote add repo402 ${listing.remote}\ngit push repo402 ${branch} --tags`;
   const replace = async (event: Event) => {
     event.preventDefault();
-    setError(undefined);
+    setReplaced(false);
+    if (!key.trim()) return errors.invalid({ 'replace-key': 'Paste the new public key here first.' });
+    errors.clear();
     try {
       await api('PUT', `/listings/${listing.id}/ssh-key`, { ssh_public_key: key.trim() });
       setKey('');
+      setReplaced(true);
       await done();
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught, { ssh_public_key: { id: 'replace-key', label: 'The key' } });
     }
   };
   return (
@@ -140,7 +160,12 @@ function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<
         <h2>Push your code</h2>
       </summary>
       <p>From your repository, add repo402 as a remote and push your branch and tags:</p>
-      <CopyBlock text={commands} label="push commands" />
+      <CopyBlock text={pushCommands(listing.remote ?? '', branch)} label="push commands" />
+      <p class="muted small">
+        <code>HEAD:{branch}</code> pushes the branch you have checked out, whatever its name (
+        <code>main</code>, <code>master</code>…), to this listing's <code>{branch}</code>, the branch releases
+        and the licence are read from.
+      </p>
       <p>
         Then tag a version to release it: <code>git tag v1.0.0 &amp;&amp; git push repo402 v1.0.0</code>
       </p>
@@ -158,17 +183,31 @@ function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<
         Deploy key: <code>{listing.deploy_key_fingerprint ?? 'none'}</code>
       </p>
       {listing.status !== 'retired' ? (
-        <form onSubmit={replace}>
-          <ErrorNotice error={error} />
+        <form onSubmit={replace} noValidate>
           <label for="replace-key">Replace the deploy key</label>
           <textarea
             id="replace-key"
             class="mono"
             rows={2}
-            required
             value={key}
-            onInput={(e) => setKey(e.currentTarget.value)}
+            onInput={(e) => {
+              errors.edited('replace-key');
+              setReplaced(false);
+              setKey(e.currentTarget.value);
+            }}
+            {...errors.inputProps('replace-key', 'replace-key-help')}
           />
+          <FieldError form={errors} id="replace-key" />
+          <p id="replace-key-help" class="muted small">
+            The public key (a line starting <code>ssh-ed25519</code>, <code>ecdsa-sha2-</code> or{' '}
+            <code>ssh-rsa</code>) whose private key pushes here. The old key stops working at once.
+          </p>
+          <FormNotice form={errors} />
+          {replaced ? (
+            <div class="notice good" role="status">
+              Key replaced: pushes now need the new key.
+            </div>
+          ) : null}
           <button type="submit" class="secondary">
             Replace key
           </button>
@@ -176,6 +215,11 @@ function HostedSetup({ listing, done }: { listing: Listing; done: () => Promise<
       ) : null}
     </details>
   );
+}
+
+/** What a creator types to send a repository here, whatever their local branch is called. */
+export function pushCommands(remote: string, branch: string): string {
+  return `git remote add repo402 ${remote}\ngit push repo402 HEAD:${branch} --tags`;
 }
 
 function GitHubSource({ listing }: { listing: Listing }) {
@@ -192,30 +236,52 @@ function GitHubSource({ listing }: { listing: Listing }) {
 }
 
 function Actions({ listing, done }: { listing: Listing; done: () => Promise<void> }) {
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [message, setMessage] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [spdx, setSpdx] = useState<string>(LICENCES[0]);
   const [confirming, setConfirming] = useState(false);
   const [typed, setTyped] = useState('');
   const name = `${listing.owner}/${listing.slug}`;
+  // A refusal is about the listing as it was: once what it asked for changes (a price set, a
+  // release passed, words saved), it no longer applies and goes.
+  const state = JSON.stringify([
+    listing.status,
+    listing.pricing,
+    listing.description,
+    listing.trigger_hint,
+    listing.licence,
+    releaseSignature(listing),
+  ]);
+  const shownFor = useRef(state);
+  useEffect(() => {
+    if (shownFor.current === state) return;
+    shownFor.current = state;
+    errors.clear();
+  }, [state]);
 
   const run = (work: () => Promise<string>) => async () => {
     setBusy(true);
-    setError(undefined);
+    errors.clear();
     setMessage(undefined);
     try {
-      setMessage(await work());
+      const said = await work();
       await done();
+      shownFor.current = state;
+      setMessage(said);
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught);
     } finally {
       setBusy(false);
     }
   };
   const sync = run(async () => {
-    const cut = await api<{ version: string; tag: string }>('POST', `/listings/${listing.id}/sync`, {});
-    return `Release ${cut.version} (${cut.tag}) is being cut.`;
+    const cut = await api<{ version: string; tag: string }>('POST', `/listings/${listing.id}/sync`, {}).catch(
+      (caught: unknown) => {
+        throw nothingToSync(caught);
+      },
+    );
+    return `Release ${cut.version} (from tag ${cut.tag}) is being cut. It appears under Releases below.`;
   });
   const publish = run(async () => {
     await api('POST', `/listings/${listing.id}/publish`);
@@ -225,11 +291,11 @@ function Actions({ listing, done }: { listing: Listing; done: () => Promise<void
     const result = await api<{ committed: boolean; next_step: string }>(
       'POST',
       `/listings/${listing.id}/licence`,
-      {
-        spdx,
-      },
+      { spdx },
     );
-    return result.committed ? `LICENSE committed. ${result.next_step}` : result.next_step;
+    return result.committed
+      ? `LICENSE (${spdx}) committed to ${listing.default_branch ?? 'main'}. Pull it before your next push (git pull repo402 ${listing.default_branch ?? 'main'}), then tag a version: the release cut from it carries the licence.`
+      : `${spdx} is the licence on ${listing.default_branch ?? 'main'} already: nothing to commit.`;
   });
   const retire = run(async () => {
     await api('DELETE', `/listings/${listing.id}`);
@@ -240,19 +306,6 @@ function Actions({ listing, done }: { listing: Listing; done: () => Promise<void
   return (
     <div class="card" id="actions">
       <h2>Actions</h2>
-      {message ? (
-        <div class="notice good" role="status">
-          {message}
-        </div>
-      ) : null}
-      {error ? (
-        <div>
-          <p>
-            <strong>Refused:</strong>
-          </p>
-          <ErrorNotice error={error} />
-        </div>
-      ) : null}
       <div class="buttons">
         <button type="button" onClick={sync} disabled={busy}>
           Sync newest tag
@@ -276,6 +329,12 @@ function Actions({ listing, done }: { listing: Listing; done: () => Promise<void
           <button type="button" class="secondary" onClick={licence} disabled={busy}>
             Commit LICENSE to {listing.default_branch ?? 'main'}
           </button>
+        </div>
+      ) : null}
+      <FormNotice form={errors} />
+      {message ? (
+        <div class="notice good" role="status">
+          {message}
         </div>
       ) : null}
       {confirming ? (
@@ -308,6 +367,14 @@ function Actions({ listing, done }: { listing: Listing; done: () => Promise<void
   );
 }
 
+/** The fields an edit's refusal may name, in the form's order. */
+const DETAILS_FIELDS: Record<string, FormField> = {
+  price_micro: { id: 'edit-price', label: 'The price' },
+  update_price_micro: { id: 'edit-update-price', label: 'The update price' },
+  description: { id: 'edit-description', label: 'The description' },
+  trigger_hint: { id: 'edit-hint', label: 'The hint' },
+};
+
 function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<void> }) {
   const holders = useLoad(
     () => api<{ holders: number; updates_included: number }>('GET', `/listings/${listing.id}/holders`),
@@ -319,7 +386,7 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
     description: listing.description,
     hint: listing.trigger_hint,
   });
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [saved, setSaved] = useState(false);
   const set = (field: keyof typeof form) => (value: string) => {
     setSaved(false);
@@ -327,37 +394,38 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
   };
   const submit = async (event: Event) => {
     event.preventDefault();
-    setError(undefined);
+    const problems = {
+      ...pricedProblems([
+        { id: 'edit-price', label: 'The price', typed: form.price },
+        { id: 'edit-update-price', label: 'The update price', typed: form.updatePrice },
+      ]),
+      ...wordsProblems('edit-', form),
+    };
+    if (Object.keys(problems).length > 0) return errors.invalid(problems);
+    errors.clear();
     try {
       // The service keeps a description and a hint once given (never empty): an empty field is left as it is.
       const body: Record<string, string> = {};
       if (form.description.trim()) body.description = form.description.trim();
       if (form.hint.trim()) body.trigger_hint = form.hint.trim();
-      if (form.price.trim()) body.price_micro = microFromDollars(form.price, 'Price');
-      body.update_price_micro = form.updatePrice.trim()
-        ? microFromDollars(form.updatePrice, 'Update price')
-        : '0';
+      if (form.price.trim()) body.price_micro = microFromDollars(form.price);
+      body.update_price_micro = form.updatePrice.trim() ? microFromDollars(form.updatePrice) : '0';
       await api('PATCH', `/listings/${listing.id}`, body);
       setSaved(true);
       await done();
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught, DETAILS_FIELDS);
     }
   };
   return (
-    <form class="card" onSubmit={submit} id="details" aria-labelledby="details-heading">
+    <form class="card" onSubmit={submit} id="details" aria-labelledby="details-heading" noValidate>
       <h2 id="details-heading">Price and description</h2>
-      <ErrorNotice error={error} />
-      {saved ? (
-        <div class="notice good" role="status">
-          Saved. Prices apply to future purchases.
-        </div>
-      ) : null}
       <PriceInput
         id="edit-price"
         label="Price"
         value={form.price}
         onInput={set('price')}
+        form={errors}
         help={`Now: ${usd(listing.pricing.price_micro)}. What a first purchase costs; 0 makes it free.`}
       />
       <PriceInput
@@ -365,6 +433,7 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
         label="Update price"
         value={form.updatePrice}
         onInput={set('updatePrice')}
+        form={errors}
         help={`Now: ${usd(listing.pricing.update_price_micro)}. What a holder pays for a newer version; 0 includes updates.`}
       />
       <IncludedUpdates
@@ -378,7 +447,14 @@ function DetailsForm({ listing, done }: { listing: Listing; done: () => Promise<
         descriptionHelp="What it is, for buyers. Needed before publishing."
         onDescription={set('description')}
         onHint={set('hint')}
+        form={errors}
       />
+      <FormNotice form={errors} />
+      {saved ? (
+        <div class="notice good" role="status">
+          Saved. Prices apply to future purchases.
+        </div>
+      ) : null}
       <button type="submit">Save</button>
     </form>
   );
@@ -398,7 +474,19 @@ function IncludedUpdates({ holders, updatePriced }: { holders: number; updatePri
   );
 }
 
-function ReleaseItem({ release, open }: { release: ListingRelease; open: boolean }) {
+/**
+ * `previous`: the version before this one; null when this is the first release, undefined when the
+ * page has not loaded that far.
+ */
+function ReleaseItem({
+  release,
+  open,
+  previous,
+}: {
+  release: ListingRelease;
+  open: boolean;
+  previous: string | null | undefined;
+}) {
   return (
     <li class="release" id={`release-${release.version}`}>
       <details open={open}>
@@ -410,12 +498,7 @@ function ReleaseItem({ release, open }: { release: ListingRelease; open: boolean
           </span>
         </summary>
         {release.changelog ? <pre class="changelog">{release.changelog}</pre> : null}
-        {release.diff_summary ? (
-          <p class="muted small">
-            Since the previous release: {release.diff_summary.files_added} added,{' '}
-            {release.diff_summary.files_changed} changed, {release.diff_summary.files_removed} removed.
-          </p>
-        ) : null}
+        {release.diff_summary ? <ChangeSummary diff={release.diff_summary} previous={previous} /> : null}
         {release.artifact_sha256 ? (
           <p class="muted small">
             Zip SHA-256 <code>{release.artifact_sha256}</code>
@@ -425,6 +508,32 @@ function ReleaseItem({ release, open }: { release: ListingRelease; open: boolean
       </details>
     </li>
   );
+}
+
+function ChangeSummary({
+  diff,
+  previous,
+}: {
+  diff: NonNullable<ListingRelease['diff_summary']>;
+  previous: string | null | undefined;
+}) {
+  if (previous === null) {
+    return <p class="muted small">The first release: {plural(diff.files_added, 'file')}.</p>;
+  }
+  return (
+    <p class="muted small">
+      Since {previous ?? 'the previous release'}: {diff.files_added} added, {diff.files_changed} changed,{' '}
+      {diff.files_removed} removed.
+    </p>
+  );
+}
+
+/** What the releases list shows, as the listing document names it: changes when a release comes or changes. */
+function releaseSignature(listing: Listing | undefined): string {
+  if (!listing) return '';
+  const release = (r: ListingRelease | null | undefined) => (r ? `${r.version}:${r.scan}` : '');
+  const cuts = (listing.cuts ?? []).map((cut) => `${cut.version}:${cut.state}`);
+  return JSON.stringify([release(listing.latest_release), release(listing.newest_release), cuts]);
 }
 
 /** The manifest as buyers see it (or will, once published): the service's own document. */
@@ -460,7 +569,9 @@ function ManifestPreview({ listing }: { listing: Loaded<Listing> }) {
         (manifest.error.status === 404 || manifest.error.status === 409) ? (
         // Not an error to alarm anyone: the manifest exists once a release passes and a price is set.
         <p class="muted" id="manifest-pending">
-          {manifest.error.body.message}.
+          {manifest.error.status === 404
+            ? 'Buyers will see it once a release passes its security scan: push a version tag, then look here again.'
+            : 'Buyers will see it once the listing has a price: set one in Price and description.'}
         </p>
       ) : manifest.error ? (
         <ErrorNotice error={manifest.error} />
@@ -507,4 +618,21 @@ function ManifestSummary({
       </dd>
     </dl>
   );
+}
+
+/**
+ * Sync with nothing to cut, in the words of this page's one button (the API's text names fields
+ * the page does not have): either every version tag is cut already, or there is none yet.
+ */
+function nothingToSync(error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error;
+  if (error.body.code === 'version_exists') {
+    return new Error('Every version tag is cut already. Tag a new version (v1.2.0, say) and push it.');
+  }
+  if (error.body.code === 'invalid_request') {
+    return new Error(
+      'The repository has no version tag yet. Tag a commit (git tag v1.0.0) and push it with --tags: it is cut by itself.',
+    );
+  }
+  return error;
 }

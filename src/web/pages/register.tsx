@@ -2,11 +2,15 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
 import { ErrorNotice } from '../components/error-notice.js';
+import { FieldError, FormNotice, useFormErrors } from '../components/form-errors.js';
 import { TermsText } from '../components/terms-text.js';
+import type { FormField } from '../errors.js';
+import { emailProblem, handleProblem } from '../field-checks.js';
+import { checksummed } from '../format.js';
 import { navigate } from '../router.js';
 import { startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
-import { type Address, connectWallet, hasWallet, signChallenge } from '../wallet.js';
+import { type Address, connectWallet, hasWallet, NO_WALLET, signChallenge } from '../wallet.js';
 
 interface Terms {
   version: string;
@@ -20,29 +24,57 @@ interface Registered {
   scopes: string[];
 }
 
+/** The fields a registration's refusal may name, in the form's order. */
+const FIELDS: Record<string, FormField> = {
+  handle: { id: 'handle', label: 'The handle' },
+  invite_code: { id: 'invite', label: 'The invite code' },
+  abuse_contact: { id: 'abuse', label: 'The abuse contact' },
+  payout_address: { id: 'connect-wallet', label: 'The payout address' },
+  accepted_terms_version: { id: 'accept-terms', label: 'The agreement' },
+};
+
+/** What the page can tell before anything is signed or sent, by input id. */
+function registrationProblems(
+  form: { handle: string; invite: string; abuse: string; accepted: boolean },
+  address: Address | undefined,
+): Record<string, string> {
+  const problems: Record<string, string | undefined> = {
+    handle: handleProblem(form.handle),
+    invite: form.invite.trim() ? undefined : 'Enter the invite code the operator gave you.',
+    abuse: emailProblem(form.abuse),
+  };
+  if (!address) problems['connect-wallet'] = 'Connect the wallet whose address will receive your payouts.';
+  if (!form.accepted) problems['accept-terms'] = 'Read the agreement and tick the box to accept it.';
+  return Object.fromEntries(
+    Object.entries(problems).filter((entry): entry is [string, string] => !!entry[1]),
+  );
+}
+
 /** Registration: the terms and their version, an invite, the payout address proved by its signature. */
 export function RegisterPage() {
   const terms = useLoad(() => api<Terms>('GET', '/terms'), 'terms');
   const [address, setAddress] = useState<Address>();
   const [form, setForm] = useState({ handle: '', invite: '', abuse: '', accepted: false });
-  const [error, setError] = useState<unknown>();
+  const errors = useFormErrors();
   const [busy, setBusy] = useState(false);
   const [registered, setRegistered] = useState<Registered>();
 
   const connect = async () => {
-    setError(undefined);
+    errors.clear();
     try {
       setAddress(await connectWallet());
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught);
     }
   };
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    if (!address || !terms.data) return;
+    if (!terms.data) return;
+    const problems = registrationProblems(form, address);
+    if (Object.keys(problems).length > 0 || !address) return errors.invalid(problems);
     setBusy(true);
-    setError(undefined);
+    errors.clear();
     try {
       const proof = await signChallenge(address, 'address_proof');
       const created = await api<Registered>('POST', '/creators', {
@@ -55,7 +87,7 @@ export function RegisterPage() {
       });
       setRegistered(created);
     } catch (caught) {
-      setError(caught);
+      errors.fail(caught, FIELDS);
     } finally {
       setBusy(false);
     }
@@ -91,47 +123,75 @@ export function RegisterPage() {
 
   const set = (field: keyof typeof form) => (event: Event) => {
     const input = event.currentTarget as HTMLInputElement;
+    errors.edited(input.id);
     setForm({ ...form, [field]: input.type === 'checkbox' ? input.checked : input.value });
   };
 
   return (
     <section class="narrow">
       <h1>Register as a creator</h1>
-      <ErrorNotice error={error ?? terms.error} />
-      <form onSubmit={submit}>
+      <ErrorNotice error={terms.error} />
+      <form onSubmit={submit} noValidate>
         <label for="handle">Handle</label>
         <input
           id="handle"
-          required
-          minLength={3}
           maxLength={39}
-          pattern="[a-z0-9]+(-[a-z0-9]+)*"
-          aria-describedby="handle-help"
+          autoComplete="username"
           value={form.handle}
           onInput={set('handle')}
+          {...errors.inputProps('handle', 'handle-help')}
         />
+        <FieldError form={errors} id="handle" />
         <p id="handle-help" class="muted small">
           Your name in URLs: lower-case letters, digits and single hyphens, 3–39 characters.
         </p>
         <label for="invite">Invite code</label>
-        <input id="invite" required value={form.invite} onInput={set('invite')} />
+        <input id="invite" value={form.invite} onInput={set('invite')} {...errors.inputProps('invite')} />
+        <FieldError form={errors} id="invite" />
         <label for="abuse">Abuse contact (e-mail)</label>
-        <input id="abuse" type="email" required value={form.abuse} onInput={set('abuse')} />
+        <input
+          id="abuse"
+          type="email"
+          autoComplete="email"
+          value={form.abuse}
+          onInput={set('abuse')}
+          {...errors.inputProps('abuse', 'abuse-help')}
+        />
+        <FieldError form={errors} id="abuse" />
+        <p id="abuse-help" class="muted small">
+          Where reports about your listings are sent. Buyers never see it.
+        </p>
         <fieldset>
           <legend>Payout address</legend>
-          <p class="muted small">
+          <p id="payout-help" class="muted small">
             Sales are paid out in USDC to this address. Its wallet signs to prove it is yours, and signs you
             in later.
           </p>
           {address ? (
             <p>
-              <code id="payout-address">{address}</code>
+              <code id="payout-address">{checksummed(address)}</code>
             </p>
           ) : null}
-          <button type="button" class="secondary" onClick={connect} disabled={!hasWallet()}>
-            {address ? 'Use another account' : 'Connect wallet'}
-          </button>
-          {hasWallet() ? null : <p class="muted">No browser wallet was found in this browser.</p>}
+          {hasWallet() ? (
+            <button
+              id="connect-wallet"
+              type="button"
+              class="secondary"
+              onClick={() => {
+                errors.edited('connect-wallet');
+                void connect();
+              }}
+              {...errors.inputProps('connect-wallet', 'payout-help')}
+            >
+              {address ? 'Use another account' : 'Connect wallet'}
+            </button>
+          ) : (
+            <p class="notice" id="no-wallet">
+              {NO_WALLET} Without a browser wallet you can still register from the command line, signing with
+              any Ethereum tool: the <a href="/docs/selling">selling guide</a> shows how.
+            </p>
+          )}
+          <FieldError form={errors} id="connect-wallet" />
         </fieldset>
         <fieldset>
           <legend>Creator agreement{terms.data ? `, version ${terms.data.version}` : ''}</legend>
@@ -147,11 +207,19 @@ export function RegisterPage() {
             </p>
           ) : null}
           <label class="check">
-            <input type="checkbox" required checked={form.accepted} onChange={set('accepted')} /> I accept the
-            creator agreement{terms.data ? ` (version ${terms.data.version})` : ''}
+            <input
+              id="accept-terms"
+              type="checkbox"
+              checked={form.accepted}
+              onChange={set('accepted')}
+              {...errors.inputProps('accept-terms')}
+            />{' '}
+            I accept the creator agreement{terms.data ? ` (version ${terms.data.version})` : ''}
           </label>
+          <FieldError form={errors} id="accept-terms" />
         </fieldset>
-        <button type="submit" disabled={busy || !address || !terms.data}>
+        <FormNotice form={errors} />
+        <button type="submit" disabled={busy || !terms.data}>
           Sign and register
         </button>
       </form>

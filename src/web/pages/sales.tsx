@@ -3,7 +3,7 @@ import { ErrorNotice } from '../components/error-notice.js';
 import { MoreButton } from '../components/more-button.js';
 import { SalesChart, type SalesDay } from '../components/sales-chart.js';
 import { TableScroll } from '../components/table-scroll.js';
-import { money, shortHex, when } from '../format.js';
+import { checksummed, money, shortHex, when } from '../format.js';
 import { useLoad, usePaged } from '../use-load.js';
 
 interface Sale {
@@ -110,7 +110,7 @@ export function SalesPage() {
                     <a href={`/app/listings/${sale.listing.id}`}>{sale.listing.slug}</a>
                   </td>
                   <td>
-                    <code title={sale.buyer}>{shortHex(sale.buyer)}</code>
+                    <code title={checksummed(sale.buyer)}>{shortHex(checksummed(sale.buyer))}</code>
                   </td>
                   <td>{sale.version}</td>
                   <td>{sale.kind === 'update' ? `update from ${sale.from_version ?? '?'}` : 'new'}</td>
@@ -128,9 +128,20 @@ export function SalesPage() {
       )}
       <MoreButton more={sales.more} />
       <h2>Payouts</h2>
+      <p id="payouts-explained">
+        Every hour, your whole balance is sent in USDC to your payout address, as one transfer on the chain,
+        listed here with its transaction. A new payout address (changed on the Account page) is paid from 48
+        hours after the change; until then the address in force is.
+      </p>
       <ErrorNotice error={payouts.error} />
       {payouts.items.length === 0 ? (
-        <p class="muted">{payouts.loading ? 'Loading…' : 'No payouts yet.'}</p>
+        <p class="muted">
+          {payouts.loading
+            ? 'Loading…'
+            : ledger.data && BigInt(ledger.data.balance_micro) > 0n
+              ? `No payouts yet: your balance of ${money(ledger.data.balance_micro)} goes out within the hour.`
+              : 'No payouts yet: the first goes out within an hour of your first sale.'}
+        </p>
       ) : (
         <TableScroll label="Payouts">
           <table id="payouts">
@@ -148,7 +159,7 @@ export function SalesPage() {
                 <tr key={payout.id}>
                   <td class="nowrap">{when(payout.created_at)}</td>
                   <td>
-                    <code title={payout.address}>{shortHex(payout.address)}</code>
+                    <code title={checksummed(payout.address)}>{shortHex(checksummed(payout.address))}</code>
                   </td>
                   <td>{money(payout.amount_micro)}</td>
                   <td>
