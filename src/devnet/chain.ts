@@ -19,11 +19,13 @@ import { BASE_CHAIN_ID, BASE_USDC } from '../platform/chain-client.js';
 import { startEdrProvider } from './edr.js';
 import { DevUSDC, Multicall3 } from './generated/contract-artifacts.js';
 import { appendJournal, readJournal } from './journal-store.js';
+import { DEVNET_TOKEN_DOMAIN, shortStringSlotValue, TOKEN_NAME_SLOT } from './token-domain.js';
 
 /**
  * The devnet chain (DESIGN.md, "local chain"): Hardhat's EDR in this process with chain id 8453,
  * the EIP-3009 token at the real Base USDC address and Multicall3 at its canonical address, so
- * 402 bodies and signatures are exactly those of Base mainnet. Every transaction goes through a
+ * 402 bodies are those of Base mainnet; only the token's EIP-712 name differs (token-domain.ts), so
+ * that no signature made for the devnet is worth anything on Base. Every transaction goes through a
  * write-ahead journal in the database, replayed at start with the same block timestamps: the
  * chain survives restarts exactly as it was.
  */
@@ -61,6 +63,11 @@ export interface DevnetOptions {
   db: Db;
   platformKey: Hex;
   now?: () => Date;
+  /**
+   * The token's EIP-712 domain name; the devnet's own unless a test makes a stand-in for real Base
+   * (real USDC's "USD Coin"), which a devnet must never be.
+   */
+  tokenName?: string;
 }
 
 export async function startDevnetChain(options: DevnetOptions): Promise<DevnetChain> {
@@ -84,21 +91,35 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
     params: [BASE_USDC, MINTER_SLOT, pad(platform.address, { size: 32 })],
   } as never);
 
+  let tokenName: string | undefined;
+  const nameToken = async (name: string) => {
+    if (name === tokenName) return;
+    await edr({
+      method: 'hardhat_setStorageAt',
+      params: [BASE_USDC, TOKEN_NAME_SLOT, shortStringSlotValue(name)],
+    } as never);
+    tokenName = name;
+  };
+
   const journal = await readJournal(options.db);
   let lastTimestamp = GENESIS_TIME;
   for (const entry of journal) {
+    // Each under the name it was sent under: journals older than the devnet's own name replay too.
+    await nameToken(entry.tokenName);
     await edr({ method: 'evm_setNextBlockTimestamp', params: [numberToHex(entry.blockTimestamp)] } as never);
     // A transaction the chain refused when it was first sent is refused again: same outcome.
     await edr({ method: 'eth_sendRawTransaction', params: [entry.raw] } as never).catch(() => {});
     lastTimestamp = entry.blockTimestamp;
   }
+  const currentName = options.tokenName ?? DEVNET_TOKEN_DOMAIN.name;
+  await nameToken(currentName);
 
   // Transactions are journalled, then mined, one at a time, so the journal order is the chain order.
   let queue: Promise<unknown> = Promise.resolve();
   const sendRaw = (raw: Hex): Promise<unknown> => {
     const run = queue.then(async () => {
       const blockTimestamp = Math.max(lastTimestamp, Math.floor(now().getTime() / 1000));
-      await appendJournal(options.db, { blockTimestamp, raw }, now());
+      await appendJournal(options.db, { blockTimestamp, raw, tokenName: currentName }, now());
       lastTimestamp = blockTimestamp;
       await edr({ method: 'evm_setNextBlockTimestamp', params: [numberToHex(blockTimestamp)] } as never);
       return edr({ method: 'eth_sendRawTransaction', params: [raw] } as never);

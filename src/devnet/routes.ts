@@ -5,6 +5,7 @@ import { AppError } from '../platform/errors.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
+import { DEVNET_TOKEN_DOMAIN } from './token-domain.js';
 
 /**
  * Devnet only (PAYMENTS_MODE=devnet): read-only routes that let an agent tell test money from real
@@ -15,6 +16,7 @@ import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
 export const DEVNET_NOTE =
   'This server runs repo402 devnet: a local chain in the server process that impersonates Base (chain id 8453, network eip155:8453). ' +
   'Its USDC is a test token deployed at the Base USDC address; it has no value and exists only on this server. ' +
+  `Its EIP-712 domain name is "${DEVNET_TOKEN_DOMAIN.name}", not real USDC's "USD Coin" (the 402 names it in extra.name), so a payment authorization signed here is worthless on Base even though the chain id and token address are Base's. ` +
   'Transactions here are not on Base: public explorers and RPC endpoints do not know them.';
 
 const DevnetInfoSchema = z
@@ -23,7 +25,15 @@ const DevnetInfoSchema = z
     note: z.string(),
     network: z.string(),
     chain_id: z.number().int(),
-    token: z.object({ address: z.string(), decimals: z.number().int(), test_token: z.literal(true) }),
+    token: z.object({
+      address: z.string(),
+      decimals: z.number().int(),
+      test_token: z.literal(true),
+      eip712_domain: z.object({ name: z.string(), version: z.string() }).meta({
+        description:
+          "The token's EIP-712 domain: its name differs from real USDC's, so no authorization signed for this devnet is valid on Base",
+      }),
+    }),
     balance_url: z.string().meta({ description: 'GET with an address in place of {address}' }),
     transaction_url: z.string().meta({ description: 'GET with a transaction hash in place of {hash}' }),
   })
@@ -70,7 +80,12 @@ export function devnetRoutes(ctx: AppContext) {
           note: DEVNET_NOTE,
           network: BASE_NETWORK,
           chain_id: BASE_CHAIN_ID,
-          token: { address: devnet.asset, decimals: 6, test_token: true as const },
+          token: {
+            address: devnet.asset,
+            decimals: 6,
+            test_token: true as const,
+            eip712_domain: { name: DEVNET_TOKEN_DOMAIN.name, version: DEVNET_TOKEN_DOMAIN.version },
+          },
           balance_url: `${base}/api/devnet/balance/{address}`,
           transaction_url: `${base}/api/devnet/tx/{hash}`,
         };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
 import { DEVNET_NOTE } from '../devnet/routes.js';
+import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
 import { SKILL_NAME, SKILL_PATH } from '../platform/http/discovery-links.js';
 import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
@@ -238,7 +239,10 @@ export function devnetSection(baseUrl: string): string {
 ${DEVNET_NOTE}
 
 - Chain id \`8453\`, network \`eip155:8453\`; the token at \`0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913\`
-  (the Base USDC address) is a test token with no value.
+  (the Base USDC address) is a test token with no value. Its EIP-712 domain name is
+  \`${DEVNET_TOKEN_DOMAIN.name}\`, not real USDC's \`USD Coin\`: sign with the 402's \`extra.name\` and
+  \`extra.version\`, as x402 clients do, and what you sign here can never move real USDC on Base.
+  Still, use a wallet made for testing, never one holding real money.
 - \`GET ${baseUrl}/api/devnet\`: these facts as JSON.
 - \`GET ${baseUrl}/api/devnet/balance/<address>\`: your test-USDC balance (\`balance_micro\`).
 - \`GET ${baseUrl}/api/devnet/tx/<hash>\`: a transaction on this chain (the \`transaction\` of a grant).

@@ -12,6 +12,7 @@ import {
 import { ConfigError, type PaymentsConfig } from '../config.js';
 import type { Database } from '../db/connect.js';
 import type { DevnetChain } from '../devnet/chain.js';
+import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
 import { BASE_NETWORK, BASE_USDC } from '../platform/chain-client.js';
 import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
 
@@ -40,6 +41,7 @@ export interface PaymentRail {
   payouts?: PayoutTransfers;
 }
 
+/** Real USDC's EIP-712 domain on Base; the devnet's differs (devnet/token-domain.ts). */
 export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
 
 /** The devnet platform key, derived from the installation secret so it (and the journal) survive restarts. */
@@ -83,7 +85,7 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
     network: BASE_NETWORK,
     asset: BASE_USDC,
     payTo: devnet.platform.address,
-    tokenDomain: USDC_DOMAIN,
+    tokenDomain: DEVNET_TOKEN_DOMAIN,
     facilitator: config.facilitatorUrl
       ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
       : devnetFacilitator(devnet),

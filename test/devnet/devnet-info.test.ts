@@ -17,7 +17,12 @@ describe('the devnet says it is test money', () => {
       devnet: true,
       chain_id: 8453,
       network: 'eip155:8453',
-      token: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', decimals: 6, test_token: true },
+      token: {
+        address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        decimals: 6,
+        test_token: true,
+        eip712_domain: { name: 'USD Coin (repo402 devnet)', version: '2' },
+      },
       balance_url: `${t.config.baseUrl}/api/devnet/balance/{address}`,
     });
 

@@ -5,6 +5,7 @@ import { ledgerEntries, payments, purchases } from '../../src/db/schema/index.js
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
+import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
@@ -34,7 +35,11 @@ describe('payments across processes', () => {
 
   beforeEach(async () => {
     baseDb = await openTestDatabase('pglite');
-    base = await startDevnetChain({ db: baseDb.db, platformKey: generatePrivateKey() });
+    base = await startDevnetChain({
+      db: baseDb.db,
+      platformKey: generatePrivateKey(),
+      tokenName: USDC_DOMAIN.name,
+    });
     rpc = await serveJsonRpc((method, params) => base.request({ method, params } as never));
     facilitator = await startFaultyFacilitator(devnetFacilitator(base));
   });

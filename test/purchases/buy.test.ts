@@ -45,7 +45,8 @@ describe.each(BACKENDS)('buying on the devnet on %s', (backend) => {
       maxAmountRequired: '2000000',
       maxTimeoutSeconds: 300,
       mimeType: 'application/zip',
-      extra: { name: 'USD Coin', version: '2' },
+      // The devnet's own token name: a devnet signature is worthless on Base.
+      extra: { name: 'USD Coin (repo402 devnet)', version: '2' },
     });
     expect(body.extra.quote_id).toMatch(/^q1\./);
     expect(Date.parse(body.extra.valid_before)).toBeGreaterThan(Date.now());

@@ -7,6 +7,7 @@ import { type DevnetChain, devnetBase, startDevnetChain } from '../../src/devnet
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { DevUSDC } from '../../src/devnet/generated/contract-artifacts.js';
 import { reconcilePayments } from '../../src/purchases/reconcile.js';
+import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
@@ -42,7 +43,11 @@ describe.each(BACKENDS)('settlements whose answer is lost, in mainnet mode on %s
   beforeEach(async () => {
     rpcDown = false;
     baseDb = await openTestDatabase('pglite');
-    base = await startDevnetChain({ db: baseDb.db, platformKey: generatePrivateKey() });
+    base = await startDevnetChain({
+      db: baseDb.db,
+      platformKey: generatePrivateKey(),
+      tokenName: USDC_DOMAIN.name,
+    });
     rpc = await serveJsonRpc((method, params) => {
       if (rpcDown) throw new Error('upstream unavailable');
       return base.request({ method, params } as never);

@@ -111,7 +111,9 @@ export { walletSignatureHeader };
 
 /** An EIP-3009 authorization for `requirements`, signed by `signer` (default: `wallet`), with overrides: for bad-input tests. */
 export async function signAuthorization(
-  paymentRequired: { accepts: { payTo: string; amount: string; asset: string }[] } & Record<string, unknown>,
+  paymentRequired: {
+    accepts: { payTo: string; amount: string; asset: string; extra: { name: string; version: string } }[];
+  } & Record<string, unknown>,
   wallet: ReturnType<typeof newWallet>,
   overrides: Partial<{
     value: bigint;
@@ -133,9 +135,10 @@ export async function signAuthorization(
     nonce: overrides.nonce ?? (`0x${randomBytes(32).toString('hex')}` as `0x${string}`),
   };
   const signature = await signer.signTypedData({
+    // As x402 clients do: the token's domain as the 402 announces it.
     domain: {
-      name: 'USD Coin',
-      version: '2',
+      name: accepted.extra.name,
+      version: accepted.extra.version,
       chainId: 8453,
       verifyingContract: accepted.asset as `0x${string}`,
     },

@@ -5,6 +5,7 @@ import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { reconcileSweeps, sweepPayouts } from '../../src/earnings/payouts.js';
 import { BASE_NETWORK, BASE_USDC } from '../../src/platform/chain-client.js';
+import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing, quote } from '../purchases/support.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
@@ -37,7 +38,11 @@ describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
   beforeEach(async () => {
     baseDb = await openTestDatabase('pglite');
     // The facilitator settles with this chain's own key; payouts are signed by the platform key.
-    base = await startDevnetChain({ db: baseDb.db, platformKey: generatePrivateKey() });
+    base = await startDevnetChain({
+      db: baseDb.db,
+      platformKey: generatePrivateKey(),
+      tokenName: USDC_DOMAIN.name,
+    });
     await base.request({
       method: 'hardhat_setBalance',
       params: [platform.address, '0xde0b6b3a7640000'],

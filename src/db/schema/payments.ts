@@ -198,5 +198,10 @@ export const devnetTransactions = pgTable('devnet_transactions', {
   seq: bigserial('seq', { mode: 'number' }).primaryKey(),
   blockTimestamp: bigint('block_timestamp', { mode: 'number' }).notNull(),
   raw: text('raw').notNull(),
+  /**
+   * The token's EIP-712 domain name when the transaction was sent: replayed under the same name, so
+   * authorizations signed before the devnet had its own name (real USDC's) replay as they mined.
+   */
+  tokenName: text('token_name').notNull(),
   createdAt: at('created_at').notNull(),
 });

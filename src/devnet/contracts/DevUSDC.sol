@@ -3,9 +3,11 @@ pragma solidity 0.8.37;
 
 /**
  * The devnet's stand-in for USDC on Base: an ERC-20 with 6 decimals and EIP-3009 transfers with
- * authorization, whose EIP-712 domain is name "USD Coin", version "2". It has no constructor state
- * and no immutables, so its runtime code can be placed at the real USDC address with
- * hardhat_setCode; the minter lives in storage slot 4, written at chain start.
+ * authorization. Its EIP-712 domain name is `name()`, kept in storage slot 5 and written at chain
+ * start: the devnet's own name, never real USDC's "USD Coin", so an authorization signed for the
+ * devnet can never be executed on Base (the chain id and address are Base's). It has no
+ * constructor state and no immutables, so its runtime code can be placed at the real USDC address
+ * with hardhat_setCode; the minter lives in storage slot 4, also written at chain start.
  * Revert strings follow FiatToken's, which the x402 facilitator recognises.
  */
 contract DevUSDC {
@@ -14,6 +16,7 @@ contract DevUSDC {
     uint256 private _totalSupply; // slot 2
     mapping(address => mapping(bytes32 => bool)) private _authorizationStates; // slot 3
     address private _minter; // slot 4
+    string private _name; // slot 5: the EIP-712 domain name, a short string (under 32 bytes)
 
     bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         keccak256(
@@ -34,8 +37,8 @@ contract DevUSDC {
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
     event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce);
 
-    function name() external pure returns (string memory) {
-        return "USD Coin";
+    function name() external view returns (string memory) {
+        return _name;
     }
 
     function symbol() external pure returns (string memory) {
@@ -69,7 +72,13 @@ contract DevUSDC {
     function DOMAIN_SEPARATOR() public view returns (bytes32) {
         return
             keccak256(
-                abi.encode(EIP712_DOMAIN_TYPEHASH, keccak256("USD Coin"), keccak256("2"), block.chainid, address(this))
+                abi.encode(
+                    EIP712_DOMAIN_TYPEHASH,
+                    keccak256(bytes(_name)),
+                    keccak256("2"),
+                    block.chainid,
+                    address(this)
+                )
             );
     }
 
