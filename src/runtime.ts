@@ -136,11 +136,18 @@ export async function createContext(config: Config, options: ContextOptions = {}
           .then(({ openPaymentRail }) =>
             openPaymentRail(config.payments, { database, appSecret, baseClient: chainClient }),
           )
-          .then((opened) => {
-            // On devnet, smart-wallet signatures verify against the devnet chain.
-            if (opened.devnet) ctx.chainClient = opened.devnet.publicClient;
-            return opened;
-          });
+          .then(
+            (opened) => {
+              // On devnet, smart-wallet signatures verify against the devnet chain.
+              if (opened.devnet) ctx.chainClient = opened.devnet.publicClient;
+              return opened;
+            },
+            (error: unknown) => {
+              // Not opened (on mainnet the chain is asked for the token's domain): the next call tries again.
+              rail = undefined;
+              throw error;
+            },
+          );
         return rail;
       },
     };

@@ -8,6 +8,7 @@ import {
   type Hex,
   isAddressEqual,
   type PublicClient,
+  parseAbi,
 } from 'viem';
 import { ConfigError, type PaymentsConfig } from '../config.js';
 import type { Database } from '../db/connect.js';
@@ -44,6 +45,27 @@ export interface PaymentRail {
 /** Real USDC's EIP-712 domain on Base; the devnet's differs (devnet/token-domain.ts). */
 export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
 
+const EIP712_NAMING = parseAbi([
+  'function name() view returns (string)',
+  'function version() view returns (string)',
+]);
+
+/**
+ * The token's EIP-712 domain as its contract states it, which the 402 announces and buyers sign
+ * under: real USDC's on Base, but a `repo402 devnet serve` chain standing in for Base answers its
+ * own, so that no signature made for it is valid on Base (D-123).
+ */
+async function tokenDomainOf(
+  client: PublicClient,
+  asset: Address,
+): Promise<{ name: string; version: string }> {
+  const [name, version] = await Promise.all([
+    client.readContract({ address: asset, abi: EIP712_NAMING, functionName: 'name' }),
+    client.readContract({ address: asset, abi: EIP712_NAMING, functionName: 'version' }),
+  ]);
+  return { name, version };
+}
+
 /** The devnet platform key, derived from the installation secret so it (and the journal) survive restarts. */
 export function devnetPlatformKey(appSecret: Buffer): Hex {
   return `0x${createHmac('sha256', appSecret).update('repo402/devnet/platform-key').digest('hex')}`;
@@ -60,12 +82,13 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
   const { HTTPFacilitatorClient } = await import('@x402/core/http');
   if (config.mode === 'mainnet') {
     if (!deps.baseClient) throw new ConfigError(['BASE_RPC_URL: required when PAYMENTS_MODE=mainnet']);
+    const asset = getAddress(config.usdcContract);
     return {
       mode: 'mainnet',
       network: BASE_NETWORK,
-      asset: getAddress(config.usdcContract),
+      asset,
       payTo: getAddress(config.platformPayoutAddress!),
-      tokenDomain: USDC_DOMAIN,
+      tokenDomain: await tokenDomainOf(deps.baseClient, asset),
       facilitator: new HTTPFacilitatorClient({ url: config.facilitatorUrl! }),
       reader: deps.baseClient,
       payouts:
