@@ -3,11 +3,15 @@ import path from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { requireExistingDatabase } from './db/existing.js';
-import { type OperationName, operations } from './operations.js';
+import type { OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
-import { createContext } from './runtime.js';
 import type { ImportResult } from './scan/advisory-import.js';
+
+/**
+ * The runtime (database, jobs, every domain) is imported by the commands that use it, never at
+ * start: `repo402 verify`, which buyers run, and `--help` start without loading the service.
+ */
+const loadRuntime = () => import('./runtime.js');
 
 /**
  * Runs an operator command in the running server when there is one (through its control socket),
@@ -23,7 +27,8 @@ async function runOperation<N extends OperationName>(
   const socketPath = controlSocketPath(config.dataDir);
   const remote = await callControl(socketPath, name, args);
   if (remote) return remote.result;
-  if (!init) await requireExistingDatabase(config, socketPath);
+  if (!init) await (await import('./db/existing.js')).requireExistingDatabase(config, socketPath);
+  const [{ createContext }, { operations }] = await Promise.all([loadRuntime(), import('./operations.js')]);
   // Log lines (a failed advisory download, say) go to stderr: stdout carries only the result.
   const runtime = await createContext(config, { logDestination: process.stderr });
   try {
@@ -67,6 +72,7 @@ function serve(config: Config): Promise<void> {
 /** Job workers without the HTTP API, for deployments that scale workers separately. */
 function worker(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
+    const { createContext } = await loadRuntime();
     const runtime = await createContext(config, { jobs: 'workers' });
     runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
     return { log: runtime.ctx.log, close: () => runtime.close() };
@@ -87,6 +93,7 @@ function devnetServe(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
     const { startDevnetServer } = await import('./devnet/serve.js');
     const { startOperatorSocket } = await import('./operations.js');
+    const { createContext } = await loadRuntime();
     const runtime = await createContext(config, { openPayments: true });
     try {
       const server = await startDevnetServer(runtime.ctx, config);

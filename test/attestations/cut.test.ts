@@ -10,7 +10,7 @@ import { registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { commitFile, workRepo } from '../releases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 import { type StatementJson, specVerify } from './support.js';
 
 let key: SshKey;
@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 
 /** The cut itself attests: a passing release, and one refused for a limit before any zip was made. */
-describe.each(BACKENDS)('the release cut attests every release it makes final (%s)', (backend) => {
+describe.each(PGLITE_ONLY)('the release cut attests every release it makes final (%s)', (backend) => {
   let t: TestApp;
   beforeEach(async () => {
     // Trees deeper than 3 are refused; no workers: the test runs the cut as a worker would.

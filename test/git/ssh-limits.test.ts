@@ -8,7 +8,7 @@ import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -200,7 +200,7 @@ describe('SSH connection caps and the handshake deadline', () => {
   });
 });
 
-describe.each(BACKENDS)('SSH idle sessions on %s', (backend) => {
+describe.each(PGLITE_ONLY)('SSH idle sessions on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let alice: RegisteredCreator;

@@ -8,7 +8,7 @@ import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from
 import { commitFile, eventually, workRepo } from '../releases/support.js';
 import { SECRET_SAMPLES } from '../scan/secret-samples.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 import { publishedListingFixture } from '../support/listings.js';
 
 /**
@@ -24,7 +24,7 @@ beforeAll(async () => {
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
-describe.each(BACKENDS)('GET /api/listings/{id}/manifest on %s', (backend) => {
+describe.each(PGLITE_ONLY)('GET /api/listings/{id}/manifest on %s', (backend) => {
   let t: TestApp;
   let alice: RegisteredCreator;
 

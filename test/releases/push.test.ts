@@ -14,7 +14,7 @@ import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 import { commitFile, eventually, gitOverSsh, testInspector, workRepo } from './support.js';
 
 const exec = promisify(execFile);
@@ -30,7 +30,7 @@ beforeAll(async () => {
   ]);
 });
 
-describe.each(BACKENDS)('pushing over SSH on %s', (backend) => {
+describe.each(PGLITE_ONLY)('pushing over SSH on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let alice: RegisteredCreator;

@@ -9,7 +9,7 @@ import { bearer, type RegisteredCreator, registerCreator } from '../identity/sup
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { eventually, gitOverSsh, workRepo } from '../releases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 import { watchResponsiveness } from '../support/responsiveness.js';
 import { isInside, linksUnder, unzipped } from '../support/zip.js';
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
   key = await sshKeygen('ed25519');
 });
 
-describe.each(BACKENDS)('a hostile repository pushed over SSH on %s', (backend) => {
+describe.each(PGLITE_ONLY)('a hostile repository pushed over SSH on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let creator: RegisteredCreator;

@@ -22,7 +22,7 @@ import {
   writeHostileTree,
 } from '../releases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 
 /**
  * The hostile repositories of issue 13, pushed over the real SSH server with the real git client,
@@ -36,7 +36,7 @@ beforeAll(async () => {
   key = await sshKeygen('ed25519');
 });
 
-describe.each(BACKENDS)('hostile repositories pushed over SSH on %s', (backend) => {
+describe.each(PGLITE_ONLY)('hostile repositories pushed over SSH on %s', (backend) => {
   let t: TestApp;
   let ssh: SshServer;
   let alice: RegisteredCreator;

@@ -12,7 +12,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { gitHostToken } from '../../src/git/repositories.js';
 import { adminQuery } from './db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from './faulty-facilitator.js';
-import { freePort, ROOT } from './process.js';
+import { cliEntry, freePort, ROOT } from './process.js';
 
 /**
  * The multi-process topology of docs/OPERATIONS.md ("Scaling out") on one machine, every part a
@@ -284,9 +284,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     started.push(process);
     return process;
   };
-  const entry = options.built
-    ? [path.join(ROOT, 'dist/cli.js')]
-    : ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
+  const entry = options.built ? [path.join(ROOT, 'dist/cli.js')] : cliEntry();
   const repo402 = (
     name: string,
     args: string[],

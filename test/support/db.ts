@@ -9,6 +9,15 @@ export type Backend = 'pglite' | 'postgres';
 /** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it). */
 export const BACKENDS: Backend[] = process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 
+/**
+ * For suites whose subject is not SQL (git over SSH, the inspector, attestation verification by
+ * the CLI, rendering): the statements they reach are the stores' and run on both backends in the
+ * store, route and money suites, so a PostgreSQL leg doubled their minutes and not their coverage.
+ * They run on the embedded default, whose single connection is the harder case for staying
+ * responsive while a cut runs.
+ */
+export const PGLITE_ONLY: Backend[] = ['pglite'];
+
 export interface TestDatabase extends Database {
   /** For PostgreSQL, the URL of this test's own database. */
   url?: string;

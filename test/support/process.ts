@@ -5,7 +5,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'src/cli.ts');
+
+/**
+ * The node arguments that run `repo402` from the current source: the JavaScript global setup
+ * transpiled (test/support/global-setup.ts), or src/cli.ts through tsx where there is none (benches).
+ */
+export function cliEntry(): string[] {
+  const transpiled = process.env.REPO402_TRANSPILED_CLI;
+  return transpiled ? [transpiled] : ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
+}
 
 export interface CliResult {
   code: number | null;
@@ -24,7 +32,7 @@ function startFlags(): string[] {
 /** Runs the repo402 CLI from source, as `repo402 <args>` would run the build. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, [...cliEntry(), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
     });
@@ -89,7 +97,7 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const [port = 0, sshPort = 0] = await freePorts(2);
   const url = `http://127.0.0.1:${port}`;
-  const entry = built ? [...startFlags(), path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', CLI];
+  const entry = built ? [...startFlags(), path.join(ROOT, 'dist/cli.js')] : cliEntry();
   const child = spawn(process.execPath, [...entry, 'serve'], {
     cwd: ROOT,
     env: {
