@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import type { OperationName, operations } from './operations.js';
 import { callControl, controlSocketPath } from './platform/control.js';
+import { VERSION } from './platform/version.js';
 import type { ImportResult } from './scan/advisory-import.js';
 
 /**
@@ -125,6 +126,7 @@ function positiveCount(value: string): number {
 const program = new Command()
   .name('repo402')
   .description('Sell private git repositories as versioned zip artifacts over HTTP 402')
+  .version(VERSION, '-V, --version', 'print the version of repo402 and stop')
   .option('--init', 'let an operator command create the database when none exists yet')
   .showHelpAfterError();
 

@@ -7,7 +7,7 @@ import { connectDatabase, type Database } from '../src/db/connect.js';
 import { invites } from '../src/db/schema/index.js';
 import { sha256Hex } from '../src/platform/tokens.js';
 import { adminQuery, BACKENDS } from './support/db.js';
-import { runCli, type ServerProcess, startServerProcess } from './support/process.js';
+import { PACKAGE_VERSION, runCli, type ServerProcess, startServerProcess } from './support/process.js';
 
 const INVITE = /^r402inv_[A-Za-z0-9_-]{22}$/;
 
@@ -51,6 +51,12 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
       expect(result.stderr).toContain('--count');
     },
   );
+
+  it('prints its version, the package version, and nothing else', async () => {
+    const result = await runCli(['--version'], { DATA_DIR: dataDir });
+    expect(result).toEqual({ code: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
+    expect(PACKAGE_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
+  });
 
   it('names an unknown command instead of starting the server', async () => {
     const result = await runCli(['bogus'], { DATA_DIR: dataDir });

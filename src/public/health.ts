@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { documentErrors } from '../platform/http/schemas.js';
+import { VERSION } from '../platform/version.js';
 
 export const HealthSchema = z
   .object({
@@ -44,11 +45,12 @@ export function registerHealthRoute(app: App, ctx: AppContext): void {
       schema: {
         tags: ['public'],
         summary: 'Service health: the database only; never cached',
+        description: 'The `repo402-version` response header names the version of repo402 that answered.',
         response: { 200: HealthSchema, ...documentErrors(['internal']) },
       },
     },
     async (_request, reply) => {
-      reply.header('cache-control', 'no-store');
+      reply.header('cache-control', 'no-store').header('repo402-version', VERSION);
       return check();
     },
   );

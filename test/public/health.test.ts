@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
+import { PACKAGE_VERSION } from '../support/process.js';
 
 describe.each(BACKENDS)('GET /api/health on %s', (backend) => {
   let t: TestApp;
@@ -12,6 +13,7 @@ describe.each(BACKENDS)('GET /api/health on %s', (backend) => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-request-id']).toBeTruthy();
+    expect(res.headers['repo402-version']).toBe(PACKAGE_VERSION);
     const body = res.json();
     expect(body).toEqual({
       status: 'ok',

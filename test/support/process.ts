@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** package.json's version: what `repo402 --version` and /api/health must name. */
+export const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
+).version;
+
 /**
  * The node arguments that run `repo402` from the current source: the JavaScript global setup
  * transpiled (test/support/global-setup.ts), or src/cli.ts through tsx where there is none (benches).
