@@ -14,7 +14,8 @@ import { BASE_NETWORK, BASE_USDC } from '../src/platform/chain-client.js';
 import type { Offer } from '../src/x402/offer.js';
 import { paymentRequiredBody } from '../src/x402/payment-required.js';
 import { signQuote } from '../src/x402/quotes.js';
-import { type PaymentRail, USDC_DOMAIN } from '../src/x402/rail.js';
+import type { PaymentRail } from '../src/x402/rail.js';
+import { USDC_DOMAIN } from '../test/support/chain.js';
 import { startReferenceServer } from './x402-reference.js';
 
 const { values } = parseArgs({

@@ -42,9 +42,6 @@ export interface PaymentRail {
   payouts?: PayoutTransfers;
 }
 
-/** Real USDC's EIP-712 domain on Base; the devnet's differs (devnet/token-domain.ts). */
-export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
-
 const EIP712_NAMING = parseAbi([
   'function name() view returns (string)',
   'function version() view returns (string)',

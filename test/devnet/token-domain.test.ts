@@ -6,8 +6,8 @@ import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { DevUSDC } from '../../src/devnet/generated/contract-artifacts.js';
 import { DEVNET_TOKEN_DOMAIN } from '../../src/devnet/token-domain.js';
 import { BASE_CHAIN_ID, BASE_USDC } from '../../src/platform/chain-client.js';
-import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
+import { USDC_DOMAIN } from '../support/chain.js';
 import { openTestDatabase, type TestDatabase } from '../support/db.js';
 
 /**

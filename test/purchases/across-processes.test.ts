@@ -5,8 +5,8 @@ import { ledgerEntries, payments, purchases } from '../../src/db/schema/index.js
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
-import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
+import { USDC_DOMAIN } from '../support/chain.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';

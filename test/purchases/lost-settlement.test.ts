@@ -7,8 +7,8 @@ import { type DevnetChain, devnetBase, startDevnetChain } from '../../src/devnet
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { DevUSDC } from '../../src/devnet/generated/contract-artifacts.js';
 import { reconcilePayments } from '../../src/purchases/reconcile.js';
-import { USDC_DOMAIN } from '../../src/x402/rail.js';
 import { newWallet } from '../identity/support.js';
+import { USDC_DOMAIN } from '../support/chain.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';

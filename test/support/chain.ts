@@ -11,6 +11,12 @@ import {
 import { type JsonRpcServer, serveJsonRpc } from './json-rpc.js';
 
 /** A smart wallet (EIP-1271) that accepts signatures by its owner, deployed or counterfactual. */
+/**
+ * Real USDC's EIP-712 domain on Base, for chains that stand in for Base (mainnet-mode tests); the
+ * devnet's own differs (src/devnet/token-domain.ts).
+ */
+export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
+
 export interface SmartWallet {
   address: Address;
   owner: Address;
