@@ -6,10 +6,13 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  scripts: { start: string };
+};
+
 /** package.json's version: what `repo402 --version` and /api/health must name. */
-export const PACKAGE_VERSION: string = JSON.parse(
-  readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
-).version;
+export const PACKAGE_VERSION = PACKAGE.version;
 
 /**
  * The node arguments that run `repo402` from the current source: the JavaScript global setup
@@ -28,10 +31,7 @@ export interface CliResult {
 
 /** The Node flags `npm start` runs the server with (package.json's `start` script), so benches measure that. */
 function startFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  return scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+  return PACKAGE.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 /** Runs the repo402 CLI from source, as `repo402 <args>` would run the build. */
