@@ -2,9 +2,16 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { BASE_CHAIN_ID, BASE_NETWORK } from '../platform/chain-client.js';
 import { AppError } from '../platform/errors.js';
+import { BODY_LIMITS } from '../platform/http/json-body.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
+import {
+  FAUCET_GRANT_MICRO,
+  FAUCET_GRANTS_PER_ADDRESS,
+  FAUCET_GRANTS_PER_DAY,
+  grantFromFaucet,
+} from './faucet.js';
 import { DEVNET_TOKEN_DOMAIN } from './token-domain.js';
 
 /**
@@ -53,6 +60,19 @@ const TransactionSchema = z
     devnet: z.literal(true),
   })
   .meta({ id: 'DevnetTransaction' });
+
+const FaucetRequestSchema = z
+  .strictObject({ address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed address') })
+  .meta({ id: 'DevnetFaucetRequest' });
+
+const FaucetGrantSchema = z
+  .object({
+    address: z.string(),
+    amount_micro: MicroUsdc,
+    transaction: z.string(),
+    test_token: z.literal(true),
+  })
+  .meta({ id: 'DevnetFaucetGrant' });
 
 export function devnetRoutes(ctx: AppContext) {
   return async (app: App): Promise<void> => {
@@ -109,6 +129,32 @@ export function devnetRoutes(ctx: AppContext) {
         return {
           address,
           balance_micro: formatMicroUsdc(await devnet.balanceOf(address)),
+          test_token: true as const,
+        };
+      },
+    );
+    app.post(
+      '/devnet/faucet',
+      {
+        config: rateLimitConfig(ctx.config, 'auth'),
+        bodyLimit: BODY_LIMITS.small,
+        schema: {
+          tags: ['public'],
+          summary: `Devnet only: ${formatMicroUsdc(FAUCET_GRANT_MICRO)} micro-USDC of test money to an address, at most ${FAUCET_GRANTS_PER_ADDRESS} times per address and ${FAUCET_GRANTS_PER_DAY} times per server in 24 hours`,
+          body: FaucetRequestSchema,
+          response: {
+            201: FaucetGrantSchema,
+            ...errorResponses('invalid_request', 'not_found', 'rate_limited'),
+          },
+        },
+      },
+      async (request, reply) => {
+        const grant = await grantFromFaucet(ctx, request.body.address as `0x${string}`);
+        reply.code(201).header('cache-control', 'no-store');
+        return {
+          address: grant.address,
+          amount_micro: formatMicroUsdc(grant.amountMicro),
+          transaction: grant.transaction,
           test_token: true as const,
         };
       },

@@ -156,6 +156,19 @@ export const RotateKeyResponseSchema = z
   })
   .meta({ id: 'RotateKeyResponse' });
 
+export const WalletSessionRequestSchema = WalletProofSchema.meta({ id: 'WalletSessionRequest' });
+
+export const WalletSessionResponseSchema = z
+  .object({
+    wallet_session: z.string().meta({
+      description:
+        'Send it as X-Wallet-Signature instead of a signed challenge, on every wallet route, until expires_at',
+    }),
+    address: z.string(),
+    expires_at: z.iso.datetime(),
+  })
+  .meta({ id: 'WalletSession' });
+
 export const SessionRequestSchema = WalletProofSchema.meta({ id: 'SessionRequest' });
 
 export const SessionResponseSchema = z

@@ -1,7 +1,9 @@
 import { type Address, getAddress } from 'viem';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError, isAppError, sentences } from '../platform/errors.js';
 import { parseClientJson } from '../platform/http/json-body.js';
+import { signToken, verifyToken } from '../platform/signed-token.js';
 import { issueChallenge, refusedAs, useChallenge } from './challenges.js';
 import { WalletProofSchema } from './schemas.js';
 
@@ -24,14 +26,57 @@ export function encodeWalletSignature(proof: WalletProof): string {
 }
 
 /**
+ * A wallet session: one signed `wallet_ownership` challenge, exchanged for a token the
+ * `X-Wallet-Signature` header carries in its place for half an hour. A person reading their
+ * library or re-downloading in a browser signs once, not once per request (D-124). Stateless: it
+ * grants only what the signature it replaces grants (reading what the wallet holds, fetching it,
+ * the update price), never a payment, so it needs no revocation list; forgetting it signs out.
+ */
+const WALLET_SESSION_KIND = 'wallet-session';
+export const WALLET_SESSION_MS = 30 * 60_000;
+const WalletSessionPayload = z.object({ address: z.string(), expires: z.number().int() });
+
+export async function startWalletSession(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'chainClient' | 'appSecret'>,
+  proof: WalletProof,
+): Promise<{ token: string; address: Address; expiresAt: Date }> {
+  await useChallenge(
+    ctx,
+    { nonce: proof.nonce, signature: proof.signature },
+    { purpose: 'wallet_ownership', address: proof.address },
+  ).catch(refusedAs('invalid_signature'));
+  const address = getAddress(proof.address);
+  const expiresAt = new Date(ctx.clock.now().getTime() + WALLET_SESSION_MS);
+  const token = signToken(ctx.appSecret, WALLET_SESSION_KIND, { address, expires: expiresAt.getTime() });
+  return { token, address, expiresAt };
+}
+
+function walletSessionAddress(ctx: Pick<AppContext, 'clock' | 'appSecret'>, value: string): Address {
+  const session = verifyToken(ctx.appSecret, WALLET_SESSION_KIND, value, WalletSessionPayload);
+  if (!session) {
+    throw new AppError('invalid_signature', { message: 'This wallet session is not one of this service' });
+  }
+  if (session.expires <= ctx.clock.now().getTime()) {
+    throw new AppError('invalid_signature', {
+      message: 'This wallet session has expired: sign a new wallet_ownership challenge',
+    });
+  }
+  return getAddress(session.address);
+}
+
+/**
  * Authenticates an `X-Wallet-Signature` header: a single-use `wallet_ownership` challenge signed by
- * the address it names. Returns the checksummed address. Every failure (absent, malformed, unknown,
- * expired, used, wrong purpose or address, bad signature) is `401 invalid_signature`.
+ * the address it names, or a wallet session made from one. Returns the checksummed address. Every
+ * failure (absent, malformed, unknown, expired, used, wrong purpose or address, bad signature) is
+ * `401 invalid_signature`.
  */
 export async function verifyWalletSignatureHeader(
-  ctx: Pick<AppContext, 'database' | 'clock' | 'chainClient'>,
+  ctx: Pick<AppContext, 'database' | 'clock' | 'chainClient' | 'appSecret'>,
   header: string | string[] | undefined,
 ): Promise<Address> {
+  if (typeof header === 'string' && header.trim().startsWith(`${WALLET_SESSION_KIND}.`)) {
+    return walletSessionAddress(ctx, header.trim());
+  }
   const proof = decodeWalletSignature(header);
   await useChallenge(
     ctx,

@@ -17,15 +17,18 @@ import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { registerListingDocument } from './listing-document.js';
 import { listingUrls, type ManifestView } from './manifest.js';
+import { buyScriptPath } from './web-app.js';
 
 /**
  * GET /{owner}/{slug}: the manifest as a server-rendered page, readable without any script. The
- * README is the analysis' sanitised HTML; the Content-Security-Policy forbids every script on the
- * page as a second wall should anything slip through.
+ * README is the analysis' sanitised HTML; the Content-Security-Policy allows no script but the
+ * buyer's own file from this origin (the checkout it adds to the Buy section), so markup slipping
+ * through the sanitiser could still run nothing.
  */
 
-// A README may show images from anywhere; nothing else is loaded from outside.
-const PAGE_HEADERS = pageHeaders({ images: 'https: data:' });
+// A README may show images from anywhere (and a wallet's icon is a data: URL); nothing else is
+// loaded from outside.
+const PAGE_HEADERS = pageHeaders({ images: 'https: data:', scripts: true });
 const TREE_ROWS = 300;
 /** `computed.warnings` in words: what the scan could not check. */
 const WARNING_WORDS: Record<string, string> = {
@@ -71,11 +74,32 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
           owner: view.listing.owner,
           slug: view.listing.slug,
         }),
+        await checkoutFor(ctx),
       ),
   });
 }
 
-export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBody[]): string {
+/** What the buyer's script needs to know of the server: where it is, the chain's explorer, test money or not. */
+export interface CheckoutSetting {
+  script?: string;
+  devnet: boolean;
+  explorerTxUrl?: string;
+}
+
+export async function checkoutFor(ctx: AppContext): Promise<CheckoutSetting> {
+  return {
+    script: await buyScriptPath(),
+    devnet: ctx.config.payments.mode === 'devnet',
+    explorerTxUrl: ctx.config.payments.explorerTxUrl,
+  };
+}
+
+export function manifestPage(
+  baseUrl: string,
+  view: ManifestView,
+  log: ReleaseBody[],
+  checkout: CheckoutSetting,
+): string {
   const { listing, release } = view;
   const computed = (view.manifest.computed ?? {}) as ComputedView;
   const flag = view.manifest.advisory_flag as AdvisoryFlagBody | undefined;
@@ -89,6 +113,7 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
     description: listing.description.slice(0, 300),
     path: `/${name}`,
     baseUrl,
+    scripts: checkout.script ? [checkout.script] : [],
     children: (
       <article class="manifest">
         <p class="muted">
@@ -175,6 +200,20 @@ export function manifestPage(baseUrl: string, view: ManifestView, log: ReleaseBo
               On sale: version <code>{release.version}</code>. {VERSIONS_SOLD}
             </p>
           )}
+          <div
+            id="checkout"
+            data-owner={listing.owner}
+            data-slug={listing.slug}
+            data-version={release.version}
+            data-devnet={checkout.devnet ? 'true' : undefined}
+            data-retired={retired ? 'true' : undefined}
+            data-explorer={checkout.explorerTxUrl}
+          />
+          <p id="library-link">
+            Bought it already? <a href="/library">Your library</a> holds every version your wallet owns, to
+            download again for free.
+          </p>
+          <h3>From a program or an agent</h3>
           <ol>
             <li>
               HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization to

@@ -14,6 +14,7 @@ import {
 import { registerHealthRoute } from './health.js';
 import { registerHomeRoutes } from './home.js';
 import { registerLabelRoute } from './label.js';
+import { registerLibraryPage } from './library-page.js';
 import { registerManifestPage } from './manifest-page.js';
 import { registerOpenApiRoute } from './openapi.js';
 import { registerSiteAssets } from './site-assets.js';
@@ -30,7 +31,7 @@ import { registerX402DiscoveryRoute } from './x402-discovery.js';
  * a prefix: public paths span `/`, `/api`, `/docs` and `/.well-known`.
  */
 
-/** The service's own pages and documents: home, its stylesheet and icon, health, terms, API catalogue, skill, docs, OpenAPI, the creator app. */
+/** The service's own pages and documents: home, its stylesheet and icon, health, terms, API catalogue, skill, docs, OpenAPI, the creator app, the buyer's library. */
 export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   registerHomeRoutes(app, ctx);
   registerSiteAssets(app);
@@ -42,6 +43,7 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerDocsRoutes(app, ctx, [buyingPage, sellingPage, attestationsPage, errorsPage, termsPage]);
   registerOpenApiRoute(app);
   registerWebApp(app, ctx);
+  registerLibraryPage(app, ctx);
 };
 
 /** What anyone may read about a listing, each under the `public` rate limit: manifest, page, snippet, x402 discovery. */

@@ -44,13 +44,41 @@ const TYPES: Record<string, string> = {
 interface WebManifest {
   script: string;
   stylesheet: string;
+  /** The buyer's script: the checkout on manifest pages and the library. */
+  buy_script: string;
   files: string[];
 }
 
 interface Bundle {
   shell: string;
+  /** The path of the buyer's script, for the pages that load it. */
+  buyScript: string;
   /** Every file the build wrote, by name: nothing else under /app/assets is served. */
   files: Map<string, Buffer>;
+}
+
+const bundles = new Map<string, Promise<Bundle>>();
+
+/** The built bundle in `dir`, read once; a failed read (not built yet) is retried on the next call. */
+function webBundle(dir: string): Promise<Bundle> {
+  let bundle = bundles.get(dir);
+  if (!bundle) {
+    bundle = loadBundle(dir);
+    bundle.catch(() => bundles.delete(dir));
+    bundles.set(dir, bundle);
+  }
+  return bundle;
+}
+
+/**
+ * The buyer's script for a page to load, or nothing when the web app is not built: the pages that
+ * load it say everything without it.
+ */
+export async function buyScriptPath(dir = WEB_DIR): Promise<string | undefined> {
+  return webBundle(dir).then(
+    (bundle) => bundle.buyScript,
+    () => undefined,
+  );
 }
 
 async function loadBundle(dir: string): Promise<Bundle> {
@@ -64,7 +92,7 @@ async function loadBundle(dir: string): Promise<Bundle> {
   }
   const files = new Map<string, Buffer>();
   for (const name of manifest.files) files.set(name, await readFile(path.join(dir, name)));
-  return { shell: shellHtml(manifest), files };
+  return { shell: shellHtml(manifest), buyScript: `${ASSETS}${manifest.buy_script}`, files };
 }
 
 function shellHtml(manifest: WebManifest): string {
@@ -88,15 +116,7 @@ function shellHtml(manifest: WebManifest): string {
 }
 
 export function registerWebApp(app: App, ctx: AppContext, dir = WEB_DIR): void {
-  let bundle: Promise<Bundle> | undefined;
-  // Read once; a failed read (not built yet) is retried on the next request.
-  const loaded = () => {
-    bundle ??= loadBundle(dir).catch((error: unknown) => {
-      bundle = undefined;
-      throw error;
-    });
-    return bundle;
-  };
+  const loaded = () => webBundle(dir);
   const options = { schema: { hide: true }, config: rateLimitConfig(ctx.config, 'public') };
 
   const shell = async (_request: FastifyRequest, reply: FastifyReply) =>

@@ -18,22 +18,28 @@ export class ApiError extends Error {
   }
 }
 
+/** What the service answered: its status and parsed body (undefined when it was not JSON). */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
 /**
- * Calls one of the service's public JSON routes with the signed-in key, or with `withKey` (a key
- * being tried at sign-in, not yet anyone's session). A signed-in key the service no longer accepts
- * (expired, revoked by sign-out or rotation) ends the session, which sends the creator back to
- * sign-in with the reason.
+ * One request to the service's public JSON routes, whatever it answers: the buyer's pages read a
+ * 402 as an offer, not a failure. Only an unreachable service throws.
  */
-export async function api<T>(method: string, path: string, body?: unknown, withKey?: string): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  const key = withKey ?? session()?.key;
-  if (key) headers.authorization = `Bearer ${key}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+export async function callApi(
+  method: string,
+  path: string,
+  { headers = {}, body }: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Answer> {
+  const sent: Record<string, string> = { accept: 'application/json', ...headers };
+  if (body !== undefined) sent['content-type'] = 'application/json';
   let response: Response;
   try {
     response = await fetch(`/api${path}`, {
       method,
-      headers,
+      headers: sent,
       body: body === undefined ? null : JSON.stringify(body),
     });
   } catch {
@@ -49,17 +55,37 @@ export async function api<T>(method: string, path: string, body?: unknown, withK
   } catch {
     parsed = undefined;
   }
-  if (response.ok) return parsed as T;
+  return { status: response.status, body: parsed };
+}
+
+/** The failure an answer carries, as the page reports it. */
+export function answerError({ status, body }: Answer): ApiError {
   const error =
-    parsed && typeof parsed === 'object' && 'code' in parsed && 'message' in parsed
-      ? (parsed as ApiErrorBody)
-      : { code: 'internal', message: `The service answered ${response.status} ${response.statusText}` };
-  if (response.status === 401 && key && withKey === undefined && session()?.key === key) {
+    body && typeof body === 'object' && 'code' in body && 'message' in body
+      ? (body as ApiErrorBody)
+      : { code: 'internal', message: `The service answered ${status}` };
+  return new ApiError(status, error);
+}
+
+/**
+ * Calls one of the service's public JSON routes with the signed-in key, or with `withKey` (a key
+ * being tried at sign-in, not yet anyone's session). A signed-in key the service no longer accepts
+ * (expired, revoked by sign-out or rotation) ends the session, which sends the creator back to
+ * sign-in with the reason.
+ */
+export async function api<T>(method: string, path: string, body?: unknown, withKey?: string): Promise<T> {
+  const key = withKey ?? session()?.key;
+  const answer = await callApi(method, path, {
+    headers: key ? { authorization: `Bearer ${key}` } : {},
+    body,
+  });
+  if (answer.status >= 200 && answer.status < 300) return answer.body as T;
+  if (answer.status === 401 && key && withKey === undefined && session()?.key === key) {
     endSession(
       'You were signed out: the service no longer accepts this key. It expired, or it was revoked by signing out elsewhere or by a key rotation. Sign in again.',
     );
   }
-  throw new ApiError(response.status, error);
+  throw answerError(answer);
 }
 
 /** `?a=1&b=2` from the defined values, or an empty string. */

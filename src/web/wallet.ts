@@ -1,8 +1,8 @@
 import { stringToHex } from 'viem';
 import { api, query } from './api.js';
 
-/** An injected EIP-1193 provider (`window.ethereum`): browser wallets and the test wallet alike. */
-interface Eip1193Provider {
+/** An EIP-1193 provider: an injected browser wallet, or the devnet's test wallet in the tab. */
+export interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
 }
 
@@ -49,12 +49,13 @@ export async function signChallenge(
   address: Address,
   purpose: ChallengePurpose,
   newPayoutAddress?: string,
+  wallet: Eip1193Provider = provider(),
 ): Promise<{ nonce: string; signature: string }> {
   const challenge = await api<Challenge>(
     'GET',
     `/auth/challenge${query({ address, purpose, new_payout_address: newPayoutAddress })}`,
   );
-  const signature = (await provider().request({
+  const signature = (await wallet.request({
     method: 'personal_sign',
     params: [stringToHex(challenge.message), address],
   })) as string;

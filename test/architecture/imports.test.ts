@@ -49,7 +49,12 @@ const MAY_IMPORT: Record<string, string[]> = {
   web: ['scan', 'platform', 'identity'],
 };
 /** Server files whose code the browser bundle may include: pure, no Node built-ins, no database. */
-const BROWSER_SAFE = new Set(['platform/money/usd.ts', 'platform/error-catalogue.ts', 'identity/handles.ts']);
+const BROWSER_SAFE = new Set([
+  'platform/money/usd.ts',
+  'platform/error-catalogue.ts',
+  'platform/versions.ts',
+  'identity/handles.ts',
+]);
 /** Files at the top of src/ every folder may import: the shared context and configuration types. */
 const CONTRACT = new Set(['context.ts', 'config.ts']);
 

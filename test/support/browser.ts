@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Debian's Chromium, installed by .ci/run; playwright-core never downloads a browser of its own. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -54,4 +55,25 @@ export async function seriousAxeViolations(page: Page): Promise<string[]> {
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
+}
+
+/** Where the browser tests keep their screenshots, to be looked at. */
+export const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
+const WIDTHS = [1280, 375] as const;
+
+/**
+ * The page as it is now at a desktop's and a phone's width: a full-page screenshot first (kept for
+ * looking at), then no horizontal overflow and no serious or critical axe-core violation.
+ */
+export async function checkPageLayout(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(50);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
+    expect(await seriousAxeViolations(page), `${name} at ${width}px`).toEqual([]);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
 }

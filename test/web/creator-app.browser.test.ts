@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -17,12 +16,10 @@ import { bearer, newInvite, newWallet, signedChallenge } from '../identity/suppo
 import { type SshKey, sshKeygen } from '../listings/support.js';
 import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../purchases/support.js';
 import { commitFile, workRepo } from '../releases/support.js';
-import { launchBrowser, seriousAxeViolations } from '../support/browser.js';
+import { checkPageLayout, launchBrowser, SCREENSHOTS } from '../support/browser.js';
 import { freePort } from '../support/process.js';
 
 const exec = promisify(execFile);
-const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
-const WIDTHS = [1280, 375] as const;
 
 /**
  * The creator's whole journey through the web app in real Chromium, by its labels and roles only:
@@ -109,7 +106,6 @@ describe('the creator web app, end to end in a real browser', () => {
     // A plain `git init` names its branch `master` on many machines: the page's commands must not care.
     work = await workRepo({ branch: 'master' });
     temp.push(work.dir);
-    await mkdir(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
     await browser?.close();
@@ -146,21 +142,7 @@ describe('the creator web app, end to end in a real browser', () => {
   const heading = (name: string | RegExp) => page.getByRole('heading', { level: 1, name });
   const nav = (name: string) => page.getByRole('navigation', { name: 'Creator' }).getByRole('link', { name });
 
-  /**
-   * The page at both widths: a full-page screenshot first (kept for looking at), then no
-   * horizontal overflow and no serious or critical axe-core violation.
-   */
-  async function checkPage(name: string) {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.waitForTimeout(50);
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
-      expect(await seriousAxeViolations(page), `${name} at ${width}px`).toEqual([]);
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
-  }
+  const checkPage = (name: string) => checkPageLayout(page, name);
 
   /**
    * A refusal where the person is looking: the field marked invalid and described by its reason,

@@ -1,16 +1,11 @@
-import { mkdir } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cutJob } from '../../src/releases/jobs.js';
 import { type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createPaymentsApp, type PaymentsTestApp } from '../purchases/support.js';
-import { launchBrowser, seriousAxeViolations } from '../support/browser.js';
+import { checkPageLayout, launchBrowser } from '../support/browser.js';
 import { type GitHubStandIn, startGitHubStandIn } from '../support/github/index.js';
 import { freePort } from '../support/process.js';
-
-const SCREENSHOTS = path.join(os.tmpdir(), 'repo402-screenshots');
 
 /**
  * A GitHub-backed listing made in the web app, against the GitHub stand-in (a real HTTP server
@@ -60,7 +55,6 @@ describe('a GitHub-backed listing, created in the web app', () => {
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
     });
-    await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -78,17 +72,7 @@ describe('a GitHub-backed listing, created in the web app', () => {
     await heading('Listings').waitFor();
   }
 
-  async function checkPage(name: string) {
-    for (const width of [1280, 375]) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.waitForTimeout(50);
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
-      expect(await seriousAxeViolations(page), `${name} at ${width}px`).toEqual([]);
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
-  }
+  const checkPage = (name: string) => checkPageLayout(page, name);
 
   it('says plainly when the operator has not enabled GitHub listings', async () => {
     const other = await registerCreator(plain);

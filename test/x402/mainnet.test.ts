@@ -97,6 +97,13 @@ describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
 
     // Real money: no devnet routes, and neither the skill nor the buying guide speaks of test money.
     expect((await t.app.inject({ url: '/api/devnet' })).statusCode).toBe(404);
+    // No faucet either: there is no test money on mainnet.
+    const faucet = await t.app.inject({
+      method: 'POST',
+      url: '/api/devnet/faucet',
+      payload: { address: buyer.address },
+    });
+    expect(faucet.statusCode).toBe(404);
     for (const url of ['/.well-known/agent-skills/buy-a-repo/SKILL.md', '/docs/buying']) {
       const res = await t.app.inject({ url });
       expect(res.statusCode, url).toBe(200);

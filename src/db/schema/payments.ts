@@ -205,3 +205,24 @@ export const devnetTransactions = pgTable('devnet_transactions', {
   tokenName: text('token_name').notNull(),
   createdAt: at('created_at').notNull(),
 });
+
+/**
+ * Test USDC handed out by the devnet faucet, one row per grant: the caps per address and per day
+ * are counted here, under a lock, so they hold across processes.
+ */
+export const devnetFaucetGrants = pgTable(
+  'devnet_faucet_grants',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** Lower case. */
+    address: text('address').notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    /** Null while the grant is being sent: the row reserves its place under the caps first. */
+    transaction: text('transaction'),
+    grantedAt: at('granted_at').notNull(),
+  },
+  (table) => [
+    index('devnet_faucet_grants_address').on(table.address, table.grantedAt),
+    index('devnet_faucet_grants_time').on(table.grantedAt),
+  ],
+);

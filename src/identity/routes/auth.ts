@@ -12,8 +12,11 @@ import {
   RotateKeyResponseSchema,
   SessionRequestSchema,
   SessionResponseSchema,
+  WalletSessionRequestSchema,
+  WalletSessionResponseSchema,
 } from '../schemas.js';
 import { endSession, rotateKeys, startSession } from '../wallet-auth.js';
+import { startWalletSession } from '../wallet-signature.js';
 
 export function registerAuthRoutes(app: App, ctx: AppContext): void {
   const route = routeOptions(ctx.config, { rateLimit: 'auth', tag: 'auth' });
@@ -85,6 +88,29 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
         handle: creator.handle,
         scopes: key.scopes,
         expires_at: key.expiresAt!.toISOString(),
+      };
+    },
+  );
+
+  app.post(
+    '/auth/wallet-sessions',
+    route({
+      summary:
+        'A buyer reading in a browser: a wallet_ownership signature gives a 30-minute wallet session, sent as X-Wallet-Signature in place of a signed challenge',
+      body: WalletSessionRequestSchema,
+      bodyLimit: BODY_LIMITS.signed,
+      response: {
+        201: WalletSessionResponseSchema,
+        ...errorResponses('invalid_request', 'invalid_signature', 'rate_limited'),
+      },
+    }),
+    async (request, reply) => {
+      const session = await startWalletSession(ctx, request.body);
+      reply.code(201).header('cache-control', 'no-store');
+      return {
+        wallet_session: session.token,
+        address: session.address,
+        expires_at: session.expiresAt.toISOString(),
       };
     },
   );

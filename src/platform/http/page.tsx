@@ -13,19 +13,31 @@ export interface PageOptions {
   /** Path of the page, for the canonical link; none for a page that is no address's own (an error). */
   path?: string;
   baseUrl: string;
+  /** Module scripts of this origin the page loads (a page without them is complete without script). */
+  scripts?: string[];
   children: ComponentChildren;
 }
 
 export const STYLESHEET_PATH = '/static/site.css';
 
 /**
- * The security headers of a server-rendered page. Its Content-Security-Policy: no script at all,
+ * The security headers of a server-rendered page. Its Content-Security-Policy: no script at all
+ * unless `scripts` (then only this origin's files, talking only to this origin: no inline script),
  * its own stylesheet, never framed, and forms submitted only to itself when it has any (`forms`);
  * `images` adds image sources. `nosniff`, so nothing it serves is run as another type.
  */
-export function pageHeaders({ forms = false, images = '' }: { forms?: boolean; images?: string } = {}) {
+export function pageHeaders({
+  forms = false,
+  images = '',
+  scripts = false,
+}: {
+  forms?: boolean;
+  images?: string;
+  scripts?: boolean;
+} = {}) {
   const csp = [
     "default-src 'none'",
+    ...(scripts ? ["script-src 'self'", "connect-src 'self'"] : []),
     "style-src 'self'",
     `img-src 'self'${images ? ` ${images}` : ''}`,
     "base-uri 'none'",
@@ -35,7 +47,14 @@ export function pageHeaders({ forms = false, images = '' }: { forms?: boolean; i
   return { 'content-security-policy': csp, 'x-content-type-options': 'nosniff' };
 }
 
-export function renderPage({ title, description, path, baseUrl, children }: PageOptions): string {
+export function renderPage({
+  title,
+  description,
+  path,
+  baseUrl,
+  scripts = [],
+  children,
+}: PageOptions): string {
   const html = renderToString(
     <html lang="en">
       <head>
@@ -47,6 +66,9 @@ export function renderPage({ title, description, path, baseUrl, children }: Page
         <link rel="api-catalog" href="/.well-known/api-catalog" />
         <link rel="icon" href={FAVICON_SVG_PATH} type="image/svg+xml" />
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        {scripts.map((src) => (
+          <script type="module" src={src} />
+        ))}
       </head>
       <body>
         <header class="site-header">
@@ -194,6 +216,22 @@ details summary { cursor: pointer; color: var(--muted); }
 .actions { display: flex; flex-wrap: wrap; align-items: center; gap: 10px 16px; margin: 18px 0; }
 a.button { display: inline-block; font-weight: 600; padding: 8px 18px; border-radius: 8px; background: var(--accent); color: #fff; text-decoration: none; }
 a.button:hover { background: #115e59; }
+/* The buyer's script: the checkout in a manifest page's Buy section, and the library. */
+.checkout { border: 1px solid var(--line); border-radius: 10px; padding: 14px 18px; margin: 14px 0; background: var(--soft); }
+.checkout h3 { margin-top: 0; }
+.checkout button, #library button { font: inherit; font-weight: 600; padding: 7px 16px; min-height: 40px; border: 1px solid #94a3b8; border-radius: 8px; background: var(--bg); color: var(--ink); cursor: pointer; }
+.checkout button.primary, #library button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+.checkout button.link, #library button.link { min-height: 0; padding: 0; border: 0; background: none; color: var(--accent); font-weight: inherit; text-decoration: underline; }
+.checkout button:disabled, #library button:disabled { opacity: 0.6; cursor: wait; }
+.wallet-list { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; }
+.wallet-list button { display: inline-flex; align-items: center; gap: 8px; }
+.offer-terms { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; }
+.offer-terms dt { color: var(--muted); }
+.offer-terms dd { margin: 0; }
+p.success { color: var(--accent); font-weight: 600; }
+.checkout progress { width: 100%; }
+.owned-versions { list-style: none; padding: 0; }
+.owned-versions li { display: flex; flex-wrap: wrap; align-items: center; gap: 10px; margin: 6px 0; }
 @media (max-width: 600px) {
   body { font-size: 15px; }
   h1 { font-size: 25px; }

@@ -1,0 +1,90 @@
+import type { Address, Eip1193Provider } from '../wallet.js';
+
+/** A wallet the page can offer: one a browser extension announced, the injected fallback, or the devnet's. */
+export interface WalletOption {
+  id: string;
+  name: string;
+  /** A data: URL the wallet announced (EIP-6963); absent for the fallback. */
+  icon?: string;
+  provider: Eip1193Provider;
+  /** The devnet's test wallet, kept in this tab: test money only. */
+  test?: boolean;
+}
+
+interface Eip6963Announcement {
+  info: { uuid: string; name: string; icon: string; rdns: string };
+  provider: Eip1193Provider;
+}
+
+/** Base mainnet, where every payment here is made (eip155:8453). */
+export const BASE_CHAIN_HEX = '0x2105';
+
+/** EIP-6963 icons are data: URLs; anything else would load from elsewhere, so it is not shown. */
+const DATA_IMAGE = /^data:image\/(svg\+xml|png|jpeg|webp|gif)[;,]/;
+
+/**
+ * The wallets the browser offers, by EIP-6963: every extension announces itself with its name and
+ * icon, so a person with several picks one. `window.ethereum` is offered only when nothing
+ * announced, since it is one of the announced wallets (whichever injected last). Calls `onChange`
+ * with the list now and whenever a wallet announces itself later; returns the unsubscribe.
+ */
+export function discoverWallets(onChange: (wallets: WalletOption[]) => void): () => void {
+  const announced = new Map<string, WalletOption>();
+  const report = () => {
+    const wallets = [...announced.values()];
+    const injected = (window as unknown as { ethereum?: Eip1193Provider }).ethereum;
+    if (wallets.length === 0 && injected) {
+      wallets.push({ id: 'injected', name: 'Browser wallet', provider: injected });
+    }
+    onChange(wallets);
+  };
+  const listener = (event: Event) => {
+    const detail = (event as CustomEvent<Eip6963Announcement>).detail;
+    if (!detail?.info?.uuid || typeof detail.provider?.request !== 'function') return;
+    announced.set(detail.info.uuid, {
+      id: detail.info.uuid,
+      name: String(detail.info.name || 'Browser wallet').slice(0, 60),
+      icon: DATA_IMAGE.test(detail.info.icon ?? '') ? detail.info.icon : undefined,
+      provider: detail.provider,
+    });
+    report();
+  };
+  window.addEventListener('eip6963:announceProvider', listener);
+  window.dispatchEvent(new Event('eip6963:requestProvider'));
+  report();
+  return () => window.removeEventListener('eip6963:announceProvider', listener);
+}
+
+/** The account the wallet has selected, after asking the person to connect it. */
+export async function connectAccount(wallet: WalletOption): Promise<Address> {
+  const accounts = (await wallet.provider.request({ method: 'eth_requestAccounts' })) as string[];
+  const account = accounts?.[0];
+  if (!account) throw new Error('The wallet shared no account. Unlock it, choose an account and try again.');
+  return account.toLowerCase() as Address;
+}
+
+/** The chain the wallet is on, as the hex chain id it reports (`0x2105` is Base). */
+export async function walletChain(wallet: WalletOption): Promise<string> {
+  return String(await wallet.provider.request({ method: 'eth_chainId' })).toLowerCase();
+}
+
+export async function switchToBase(wallet: WalletOption): Promise<void> {
+  await wallet.provider.request({
+    method: 'wallet_switchEthereumChain',
+    params: [{ chainId: BASE_CHAIN_HEX }],
+  });
+}
+
+/** Names for the chains a wallet is most often on, for the page to say where it is. */
+const CHAIN_NAMES: Record<string, string> = {
+  '0x1': 'Ethereum',
+  '0xa': 'Optimism',
+  '0x89': 'Polygon',
+  '0xa4b1': 'Arbitrum One',
+  '0x14a34': 'Base Sepolia (a test network)',
+  '0xaa36a7': 'Sepolia (a test network)',
+};
+
+export function chainName(chainHex: string): string {
+  return CHAIN_NAMES[chainHex] ?? `the network with chain id ${Number.parseInt(chainHex, 16) || chainHex}`;
+}
