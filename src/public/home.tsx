@@ -248,6 +248,9 @@ function ListingItem({ listing }: { listing: ShownListingWithBuyers }) {
           ) : null}
         </span>
         <span class="buyers">{listing.buyers === 1 ? '1 buyer' : `${listing.buyers} buyers`}</span>
+        <a class="buy-link" href={`/${name}#buy`}>
+          Buy<span class="visually-hidden"> {name}</span>
+        </a>
       </p>
     </li>
   );

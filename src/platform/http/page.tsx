@@ -77,6 +77,7 @@ export function renderPage({
               repo<span>402</span>
             </a>
             <nav>
+              <a href="/library">Library</a>
               <a href="/docs">Docs</a>
               <a href="/docs/errors">Errors</a>
               <a href="/api/openapi.json">OpenAPI</a>
@@ -230,6 +231,7 @@ a.button:hover { background: #115e59; }
 .offer-terms dd { margin: 0; }
 p.success { color: var(--accent); font-weight: 600; }
 .checkout progress { width: 100%; }
+.shelf h2 { margin-top: 0; font-size: 20px; }
 .owned-versions { list-style: none; padding: 0; }
 .owned-versions li { display: flex; flex-wrap: wrap; align-items: center; gap: 10px; margin: 6px 0; }
 @media (max-width: 600px) {

@@ -181,18 +181,8 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
       ) : null}
       {update ? (
         <div class="update">
-          <p>
-            Version <strong>{update.to}</strong> is out: the update from {update.from} costs{' '}
-            <strong>{dollars(status!.update_price_micro)}</strong>.
-          </p>
-          <ul>
-            {update.releases.map((release) => (
-              <li key={release.version}>
-                <strong>{release.version}</strong>: {release.changelog.split('\n')[0]}
-              </li>
-            ))}
-          </ul>
           {buying ? (
+            // The offer says what the update costs and what changed.
             <ListingPurchase
               listing={{
                 owner: shelf.owner,
@@ -203,11 +193,24 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
               connected={connected}
             />
           ) : (
-            <p>
-              <button type="button" class="primary" onClick={() => setBuying(true)}>
-                Buy the update to {update.to}
-              </button>
-            </p>
+            <>
+              <p>
+                Version <strong>{update.to}</strong> is out: the update from {update.from} costs{' '}
+                <strong>{dollars(status!.update_price_micro)}</strong>.
+              </p>
+              <ul>
+                {update.releases.map((release) => (
+                  <li key={release.version}>
+                    <strong>{release.version}</strong>: {release.changelog.split('\n')[0]}
+                  </li>
+                ))}
+              </ul>
+              <p>
+                <button type="button" class="primary" onClick={() => setBuying(true)}>
+                  Buy the update to {update.to}
+                </button>
+              </p>
+            </>
           )}
         </div>
       ) : null}

@@ -208,8 +208,12 @@ export async function pay(
       throw new PriceChanged(details.payment_required);
     }
     if (error.body.code === 'replay') {
+      // Settled while the page waited: the purchase is the wallet's, and the refusal names its transaction.
+      const purchase = (error.body.details as { purchase?: { transaction?: string | null } } | undefined)
+        ?.purchase;
       const now = await standing(owner, slug, session);
-      if (now.kind === 'grant') return now.grant;
+      if (now.kind === 'grant')
+        return { ...now.grant, transaction: purchase?.transaction ?? now.grant.transaction };
     }
     if (!SETTLING.has(error.body.code) || attempt >= ATTEMPTS) throw error;
     onSettling(attempt);
