@@ -20,6 +20,7 @@ export function isValidName(value: string): boolean {
 export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
   'api',
   'app',
+  'library',
   'docs',
   'static',
   'assets',

@@ -20,7 +20,10 @@ A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Bas
 versions you own stay downloadable forever, even after the listing is retired. ${VERSIONS_SOLD} Amounts are
 micro-USDC as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
-There are three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, and the agent skill at
+A person buys on the listing's page: its Buy section connects a browser wallet and pays in a few
+clicks, and [your library](/library) keeps every version the wallet owns, free to download again.
+Programs and agents have three ways in: plain HTTP, the MCP server at \`${baseUrl}/api/mcp\`, and
+the agent skill at
 [/.well-known/agent-skills/buy-a-repo/SKILL.md](/.well-known/agent-skills/buy-a-repo/SKILL.md).
 Every listing that is for sale is listed at [/.well-known/x402](/.well-known/x402).
 
@@ -142,6 +145,16 @@ WALLET_SIG=$(printf '{"address":"<address>","nonce":"<nonce>","signature":"<sign
 curl ${baseUrl}/api/r/<owner>/<slug>/v/<version> -H "X-Wallet-Signature: $WALLET_SIG"
 # The grant carries wallet_challenge: sign it the same way for the next call, e.g.
 curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: $NEXT_WALLET_SIG"
+\`\`\`
+
+A client making many calls for one wallet (a library, a batch of re-downloads) can trade one signed
+challenge for a 30-minute wallet session instead, sent as the same header:
+
+\`\`\`sh
+curl -X POST ${baseUrl}/api/auth/wallet-sessions -H 'content-type: application/json' \\
+  -d '{"address":"<address>","nonce":"<nonce>","signature":"<signature>"}'
+# => {"wallet_session":"wallet-session.…","expires_at":"…"}
+curl ${baseUrl}/api/entitlements -H "X-Wallet-Signature: <wallet_session>"
 \`\`\`
 
 Asking for a version you do not own says whether it is the one on sale

@@ -73,8 +73,14 @@ describe('pages in a real browser', () => {
     // The markup in the description is text on the page, not elements.
     expect(await entry(page).locator('.listing-description').textContent()).toContain('<script>');
     expect(await entry(page).locator('script, img').count()).toBe(0);
+    // Each listing leads to its checkout too.
+    expect(
+      await entry(page)
+        .getByRole('link', { name: `Buy ${f.owner}/${f.slug}` })
+        .getAttribute('href'),
+    ).toBe(`/${f.owner}/${f.slug}#buy`);
     await entry(page)
-      .getByRole('link', { name: `${f.owner}/${f.slug}` })
+      .getByRole('link', { name: `${f.owner}/${f.slug}`, exact: true })
       .click();
     await page.waitForURL(`${base}/${f.owner}/${f.slug}`);
     expect(await page.locator('h1').first().textContent()).toBe(f.slug);
@@ -138,7 +144,7 @@ describe('pages in a real browser', () => {
       expect(await page.locator('#readme h1').textContent()).toBe('Fixture tool');
       expect(await page.locator('#tree tr').count()).toBe(3);
       // HTTP, MCP, verifying the download, the skill.
-      expect(await page.locator('#buy li').count()).toBe(4);
+      expect(await page.locator('#buy ol > li').count()).toBe(4);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
       // The CSP blocks nothing the page itself needs (its stylesheet).

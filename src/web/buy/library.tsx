@@ -96,7 +96,6 @@ function Shelves({ connected, setting }: { connected: Connected; setting: Settin
       setLoading(false);
     }
   }
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reads once per wallet.
   useEffect(() => {
     void loadPage();
   }, [connected.address]);
@@ -137,7 +136,6 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
   const [said, setSaid] = useState<string>();
   const [buying, setBuying] = useState(false);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reads once per listing.
   useEffect(() => {
     callApi('GET', `/v/${encodeURIComponent(shelf.owner)}/${encodeURIComponent(shelf.slug)}`, {
       headers: { 'x-wallet-signature': connected.session },

@@ -49,7 +49,6 @@ export function ListingPurchase({ listing, connected }: { listing: ListingRef; c
       setState({ step: 'refused', message: buyerErrorText(error) });
     }
   }
-  // biome-ignore lint/correctness/useExhaustiveDependencies: asks once per wallet.
   useEffect(() => {
     void look();
   }, [connected.address]);

@@ -1,3 +1,4 @@
+import { getAddress, isAddress } from 'viem';
 import { formatUsd } from '../../platform/money/usd.js';
 import { ApiError } from '../api.js';
 import { errorText } from '../errors.js';
@@ -33,7 +34,8 @@ export function dollars(micro: bigint | string): string {
   return amount === 0n ? 'Free' : `$${formatUsd(amount)}`;
 }
 
-/** An address as people compare them: the start and the end. */
+/** An address as people compare them with their wallet's: checksummed (D-120), the start and the end. */
 export function shortAddress(address: string): string {
-  return `${address.slice(0, 6)}…${address.slice(-4)}`;
+  const shown = isAddress(address) ? getAddress(address) : address;
+  return `${shown.slice(0, 6)}…${shown.slice(-4)}`;
 }
