@@ -43,6 +43,9 @@ const DevnetInfoSchema = z
     }),
     balance_url: z.string().meta({ description: 'GET with an address in place of {address}' }),
     transaction_url: z.string().meta({ description: 'GET with a transaction hash in place of {hash}' }),
+    faucet_url: z
+      .string()
+      .meta({ description: 'POST {"address"} for test USDC, capped per address and per day' }),
   })
   .meta({ id: 'DevnetInfo' });
 
@@ -108,6 +111,7 @@ export function devnetRoutes(ctx: AppContext) {
           },
           balance_url: `${base}/api/devnet/balance/{address}`,
           transaction_url: `${base}/api/devnet/tx/{hash}`,
+          faucet_url: `${base}/api/devnet/faucet`,
         };
       },
     );

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
+import { FAUCET_GRANT_MICRO, FAUCET_GRANTS_PER_ADDRESS } from '../devnet/faucet.js';
 import { DEVNET_NOTE } from '../devnet/routes.js';
 import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
@@ -246,8 +247,9 @@ ${DEVNET_NOTE}
 - \`GET ${baseUrl}/api/devnet\`: these facts as JSON.
 - \`GET ${baseUrl}/api/devnet/balance/<address>\`: your test-USDC balance (\`balance_micro\`).
 - \`GET ${baseUrl}/api/devnet/tx/<hash>\`: a transaction on this chain (the \`transaction\` of a grant).
-- Test USDC comes from whoever runs this server: \`repo402 devnet fund <address> <micro-usdc>\` on
-  its host mints it (there is no public faucet route).
+- Test USDC: \`POST ${baseUrl}/api/devnet/faucet\` with \`{"address":"<address>"}\` grants
+  ${formatUsd(FAUCET_GRANT_MICRO)} test USDC, at most ${FAUCET_GRANTS_PER_ADDRESS} times per address in 24 hours; whoever runs this
+  server mints more with \`repo402 devnet fund <address> <micro-usdc>\` on its host.
 
 A server taking real money has no \`/api/devnet\` (it answers \`404\`) and its transactions are on Base.
 

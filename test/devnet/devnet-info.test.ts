@@ -24,6 +24,7 @@ describe('the devnet says it is test money', () => {
         eip712_domain: { name: 'USD Coin (repo402 devnet)', version: '2' },
       },
       balance_url: `${t.config.baseUrl}/api/devnet/balance/{address}`,
+      faucet_url: `${t.config.baseUrl}/api/devnet/faucet`,
     });
 
     const wallet = newWallet();
@@ -41,6 +42,7 @@ describe('the devnet says it is test money', () => {
     expect(skill).toContain(`${t.config.baseUrl}/api/devnet/balance/<address>`);
     expect(skill).toContain(`${t.config.baseUrl}/api/devnet/tx/<hash>`);
     expect(skill).toContain('repo402 devnet fund <address> <micro-usdc>');
+    expect(skill).toContain(`POST ${t.config.baseUrl}/api/devnet/faucet`);
     // The buying guide too: a buyer who follows it learns where test USDC comes from.
     const guide = (await t.app.inject({ url: '/docs/buying' })).body;
     expect(guide).toContain('Test money: this server runs the devnet');
