@@ -104,6 +104,8 @@ export const SECTIONS: Section[] = [
     variables: [
       'PAYMENTS_MODE',
       'FACILITATOR_URL',
+      'CDP_API_KEY_ID',
+      'CDP_API_KEY_SECRET',
       'BASE_RPC_URL',
       'PLATFORM_PAYOUT_ADDRESS',
       'PAYOUT_PRIVATE_KEY',

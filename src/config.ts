@@ -186,6 +186,16 @@ export const EnvSchema = z.object({
       'An x402 facilitator; required on mainnet (with `PLATFORM_PAYOUT_ADDRESS` and `BASE_RPC_URL`), optional on devnet instead of the in-process one',
     unset: 'the in-process one on devnet',
   }),
+  CDP_API_KEY_ID: z.string().trim().min(1).max(200).optional().meta({
+    description:
+      "Coinbase Developer Platform API key id: with `CDP_API_KEY_SECRET`, every request to `FACILITATOR_URL` carries a fresh CDP JWT for its method, host and path (Coinbase's facilitator, `https://api.cdp.coinbase.com/platform/v2/x402`, requires it)",
+    unset: 'facilitator requests carry no credentials',
+  }),
+  CDP_API_KEY_SECRET: z.string().trim().min(1).max(4000).optional().meta({
+    description:
+      'The CDP API key secret: an Ed25519 key in base64 or an EC key in PEM, as Coinbase issues it; set with `CDP_API_KEY_ID`',
+    unset: 'facilitator requests carry no credentials',
+  }),
   USDC_CONTRACT: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
@@ -461,6 +471,8 @@ export interface ReleaseLimits {
 export interface PaymentsConfig {
   mode: 'devnet' | 'mainnet';
   facilitatorUrl?: string;
+  /** Coinbase Developer Platform credentials: every facilitator request carries a CDP JWT. */
+  facilitatorCdpKey?: { id: string; secret: string };
   usdcContract: `0x${string}`;
   platformPayoutAddress?: `0x${string}`;
   /** Signs payouts on mainnet; its address is platformPayoutAddress (checked when the rail opens). */
@@ -507,6 +519,7 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'SMTP_URL',
   'GITHUB_APP_PRIVATE_KEY',
   'GITHUB_WEBHOOK_SECRET',
+  'CDP_API_KEY_SECRET',
 ]);
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
@@ -540,6 +553,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } else if (e.PAYOUT_PRIVATE_KEY) {
     // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
     throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
+  }
+  if (Boolean(e.CDP_API_KEY_ID) !== Boolean(e.CDP_API_KEY_SECRET)) {
+    throw new ConfigError([
+      `${e.CDP_API_KEY_ID ? 'CDP_API_KEY_SECRET' : 'CDP_API_KEY_ID'}: CDP_API_KEY_ID and CDP_API_KEY_SECRET are set together or not at all`,
+    ]);
+  }
+  if (e.CDP_API_KEY_ID && !e.FACILITATOR_URL) {
+    throw new ConfigError(['CDP_API_KEY_ID: authenticates requests to FACILITATOR_URL, which is not set']);
   }
   const github = githubAppConfig(e);
   if (e.GIT_HOST_URL) {
@@ -608,6 +629,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payments: {
       mode: e.PAYMENTS_MODE,
       facilitatorUrl: e.FACILITATOR_URL,
+      facilitatorCdpKey:
+        e.CDP_API_KEY_ID && e.CDP_API_KEY_SECRET
+          ? { id: e.CDP_API_KEY_ID, secret: e.CDP_API_KEY_SECRET }
+          : undefined,
       usdcContract: e.USDC_CONTRACT as `0x${string}`,
       platformPayoutAddress: e.PLATFORM_PAYOUT_ADDRESS as `0x${string}` | undefined,
       payoutPrivateKey: e.PAYOUT_PRIVATE_KEY as `0x${string}` | undefined,

@@ -15,6 +15,7 @@ import type { Database } from '../db/connect.js';
 import type { DevnetChain } from '../devnet/chain.js';
 import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
 import { BASE_NETWORK, BASE_USDC } from '../platform/chain-client.js';
+import { httpFacilitator } from './facilitator-client.js';
 import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
 
 /**
@@ -76,7 +77,6 @@ export interface RailDeps {
 }
 
 export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): Promise<PaymentRail> {
-  const { HTTPFacilitatorClient } = await import('@x402/core/http');
   if (config.mode === 'mainnet') {
     if (!deps.baseClient) throw new ConfigError(['BASE_RPC_URL: required when PAYMENTS_MODE=mainnet']);
     const asset = getAddress(config.usdcContract);
@@ -86,7 +86,7 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
       asset,
       payTo: getAddress(config.platformPayoutAddress!),
       tokenDomain: await tokenDomainOf(deps.baseClient, asset),
-      facilitator: new HTTPFacilitatorClient({ url: config.facilitatorUrl! }),
+      facilitator: await httpFacilitator(config),
       reader: deps.baseClient,
       payouts:
         config.payoutPrivateKey && deps.baseClient
@@ -106,9 +106,7 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
     asset: BASE_USDC,
     payTo: devnet.platform.address,
     tokenDomain: DEVNET_TOKEN_DOMAIN,
-    facilitator: config.facilitatorUrl
-      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
-      : devnetFacilitator(devnet),
+    facilitator: config.facilitatorUrl ? await httpFacilitator(config) : devnetFacilitator(devnet),
     reader: devnet.publicClient,
     devnet,
     payouts: chainPayouts({
