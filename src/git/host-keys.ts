@@ -15,6 +15,13 @@ export interface HostKey {
   publicKey: string;
 }
 
+/** What a host key tells a creator: the parts of it anyone may see. */
+export type PublicHostKey = Pick<HostKey, 'type' | 'sha256' | 'publicKey'>;
+
+export async function publicHostKeys(dataDir: string): Promise<PublicHostKey[]> {
+  return (await loadHostKeys(dataDir)).map(({ type, sha256, publicKey }) => ({ type, sha256, publicKey }));
+}
+
 const KINDS = [
   { file: 'ssh_host_ed25519_key', generate: () => utils.generateKeyPairSync('ed25519') },
   { file: 'ssh_host_ecdsa_key', generate: () => utils.generateKeyPairSync('ecdsa', { bits: 256 }) },
@@ -24,7 +31,8 @@ const cache = new Map<string, Promise<HostKey[]>>();
 
 /**
  * The SSH server's host keys, generated on first use and kept in DATA_DIR/ssh so the fingerprints
- * creators pinned stay valid across restarts. API processes read the same files to report them.
+ * creators pinned stay valid across restarts. Only the process that serves SSH holds them: the
+ * others ask it for the public halves (`ssh.host-keys`, a repository operation).
  */
 export function loadHostKeys(dataDir: string): Promise<HostKey[]> {
   let keys = cache.get(dataDir);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Operation } from '../platform/control.js';
 import { commitFileToBranch } from './commit-file.js';
+import { publicHostKeys } from './host-keys.js';
 import { createTagIfAbsent, listTags, resolveCommit } from './refs.js';
 import { PATH_SAFE_NAME, provisionRepo, repoPath } from './repos.js';
 import { runGit } from './run-git.js';
@@ -33,6 +34,11 @@ const gitDirOf = (ctx: RepositoryContext, args: { owner: string; slug: string })
   repoPath(ctx.config, args.owner, args.slug);
 
 export const repositoryOperations = {
+  /**
+   * The public halves of the SSH server's host keys: what every process tells creators to pin.
+   * In the split topology only the git host has them (API processes generate none).
+   */
+  'ssh.host-keys': operation(z.object({}), (ctx) => publicHostKeys(ctx.config.dataDir)),
   /** A new hosted listing's bare repository (idempotent). */
   'repos.provision': operation(z.object(repo), async (ctx, { owner, slug }) => {
     await provisionRepo(ctx.config, owner, slug);

@@ -1,5 +1,4 @@
 import type { App, AppContext } from '../context.js';
-import { loadHostKeys } from '../git/host-keys.js';
 import { DEFAULT_BRANCH } from '../git/repos.js';
 import type { RepoRef } from '../github/client.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
@@ -32,6 +31,7 @@ import {
   retireOwnListing,
   updateOwnListing,
 } from './service.js';
+import { hostKeys } from './ssh-host.js';
 import { type ListingCut, listingBody, type ReleaseHeads, type TagChange } from './views.js';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -74,7 +74,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
       return listingBody(ctx.config, {
         listing,
         ...heads,
-        hostKeys: await loadHostKeys(ctx.config.dataDir),
+        hostKeys: await hostKeys(ctx),
         withScanReport,
         cuts: await releases.unfinishedCuts(listing.id),
         tagChanges: listing.source === 'github' ? await releases.tagChanges(listing.id) : undefined,
@@ -135,10 +135,10 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           cursor: request.query.cursor,
         });
         const heads = await releases.heads(page.listings);
-        const hostKeys = await loadHostKeys(ctx.config.dataDir);
+        const keys = await hostKeys(ctx);
         return {
           listings: page.listings.map((listing) =>
-            listingBody(ctx.config, { listing, ...heads.get(listing.id)!, hostKeys }),
+            listingBody(ctx.config, { listing, ...heads.get(listing.id)!, hostKeys: keys }),
           ),
           next_cursor: page.nextCursor,
         };

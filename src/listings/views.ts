@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import type { HostKey } from '../git/host-keys.js';
+import type { PublicHostKey } from '../git/host-keys.js';
 import { DEFAULT_BRANCH, remoteUrl } from '../git/repos.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
 import type {
@@ -34,7 +34,7 @@ export interface ReleaseHeads {
 
 export interface ListingViewInput extends ReleaseHeads {
   listing: Listing;
-  hostKeys: HostKey[];
+  hostKeys: PublicHostKey[];
   /** Only GET /api/listings/{id} (and the single-listing answers) carry the full scan reports. */
   withScanReport?: boolean;
   deployKeyFingerprint?: string | null;

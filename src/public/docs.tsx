@@ -201,7 +201,7 @@ export const sellingPage = guidePage(
   '/docs/selling',
   'Selling',
   'Register, list a repository, push tags, price and publish.',
-  async (ctx) => sellingGuide(ctx.config.baseUrl, await sshHost(ctx.config)),
+  async (ctx) => sellingGuide(ctx.config.baseUrl, await sshHost(ctx)),
 );
 
 function docsIndex(baseUrl: string, pages: DocPage[]): string {

@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -9,6 +12,7 @@ import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
 import { gitOverSsh, workRepo } from '../releases/support.js';
 import { type Cluster, killGitHostMidCut, startCluster } from '../support/cluster.js';
 import { balanced, reconcileCluster, reconciliationLine } from '../support/cluster-reconcile.js';
+import { codeBlocks } from '../support/code-blocks.js';
 import { runCli } from '../support/process.js';
 import {
   api,
@@ -26,6 +30,7 @@ import {
  * and pushes, buyers pay with the official x402 client and re-fetch, an API process is killed, and
  * the books are reconciled against the chain and the bucket.
  */
+const exec = promisify(execFile);
 const ADMIN_URL = process.env.TEST_DATABASE_URL;
 
 describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and a shared devnet', () => {
@@ -112,6 +117,64 @@ describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and 
       expect(existsSync(path.join(cluster.root, name, 'repos'))).toBe(false);
       expect(existsSync(path.join(cluster.root, name, 'blobs'))).toBe(false);
     }
+  });
+
+  it("tells creators the git host's host keys from every API process and the guide; a push pinned to them passes strict checking", async () => {
+    const scan = await exec('sh', [
+      '-c',
+      `ssh-keyscan -p ${cluster.env.SSH_PORT} 127.0.0.1 2>/dev/null | ssh-keygen -lf -`,
+    ]);
+    const presented = scan.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ')[1])
+      .sort();
+    expect(presented).toHaveLength(2);
+    for (const server of cluster.apis) {
+      const answer = await api<{ host_key_fingerprints: Array<{ sha256: string }> }>(
+        server.url!,
+        'GET',
+        `/api/listings/${listing.id}`,
+        200,
+        { apiKey: creator.apiKey },
+      );
+      expect(answer.host_key_fingerprints.map((key) => key.sha256).sort(), server.name).toEqual(presented);
+      const guide = await (await fetch(`${server.url}/docs/selling`)).text();
+      const listed = [...guide.matchAll(/<td><code>(SHA256:[A-Za-z0-9+/]+)<\/code><\/td>/g)]
+        .map((m) => m[1])
+        .sort();
+      expect(listed, server.name).toEqual(presented);
+      // An API process keeps no host keys of its own to disagree with.
+      expect(existsSync(path.join(cluster.root, server.name, 'ssh')), server.name).toBe(false);
+    }
+
+    // The guide's known_hosts lines, added as shown, then a push that checks the host strictly.
+    const guide = await (await fetch(`${cluster.apis[1]!.url}/docs/selling`)).text();
+    const pin = codeBlocks(guide, 'sh').find((block) => block.includes('>> ~/.ssh/known_hosts'))!;
+    const home = await mkdtemp(path.join(os.tmpdir(), 'repo402-pinned-'));
+    await exec('sh', ['-c', pin], { env: { PATH: process.env.PATH, HOME: home } });
+    const work = await workRepo();
+    const remote = `ssh://git@127.0.0.1:${cluster.env.SSH_PORT}/${listing.owner}/${listing.slug}.git`;
+    const strict = (args: string[]) =>
+      exec('git', args, {
+        cwd: work.dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: work.dir,
+          GIT_AUTHOR_NAME: 'Creator',
+          GIT_AUTHOR_EMAIL: 'creator@example.com',
+          GIT_COMMITTER_NAME: 'Creator',
+          GIT_COMMITTER_EMAIL: 'creator@example.com',
+          GIT_SSH_COMMAND: `ssh -i ${creator.key.file} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${path.join(home, '.ssh', 'known_hosts')}`,
+        },
+      });
+    await strict(['pull', '-q', remote, 'main']);
+    await writeFile(path.join(work.dir, 'pinned.txt'), 'pushed with the host pinned\n');
+    await strict(['add', '-A']);
+    await strict(['commit', '-q', '-m', 'pinned']);
+    await strict(['push', '-q', remote, 'HEAD:refs/heads/pinned']);
+    await rm(work.dir, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true });
   });
 
   it('sells with the official client through either API process, and re-fetches for free', async () => {
