@@ -45,6 +45,10 @@ export interface SshGrant {
 }
 
 /** `git-upload-pack '/owner/slug.git'` and the like, as the git client sends them. */
+/** What a pusher is told while the operator has paused the service. */
+export const PAUSED_PUSH =
+  'the service is paused for maintenance, so pushes are refused for now; nothing was changed. Push again in a few minutes.';
+
 const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]+)\.git\/?'$/;
 
 /**
@@ -60,7 +64,7 @@ const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]
  * slot), and is closed after the idle timeout with no bytes either way.
  */
 export async function startSshServer(
-  ctx: Pick<AppContext, 'config' | 'log'>,
+  ctx: Pick<AppContext, 'config' | 'log' | 'pause'>,
   access: SshAccess,
   options: { port?: number; host?: string } = {},
 ): Promise<SshServer> {
@@ -180,6 +184,8 @@ export async function startSshServer(
             channel.exit(128);
             channel.end();
           };
+          // Paused: nothing new is taken in; reading what is there stays possible.
+          if (service === 'receive-pack' && ctx.pause.paused) return refuse(PAUSED_PUSH);
           access
             .open({ fingerprint, owner, slug, service })
             .then((grant) => {

@@ -17,8 +17,22 @@ export const cutJob: JobSpec<{ cutId: string }, AppContext> = {
   // At most one run per cut at a time; a resend while one is queued is absorbed.
   policy: 'stately',
   needsRepositories: true,
-  run: (ctx, data, job) => runCut(ctx, data.cutId, { finalAttempt: job.retryCount >= CUT_RETRY_LIMIT }),
+  async run(ctx, data, job) {
+    if (ctx.pause.paused) {
+      // Held, not failed: the same cut is asked for again until the operator resumes.
+      ctx.log.info({ cutId: data.cutId }, 'release cut held: the service is paused');
+      await ctx.jobs?.send(cutJob, data, {
+        singletonKey: data.cutId,
+        startAfterSeconds: PAUSED_RECHECK_SECONDS,
+      });
+      return;
+    }
+    await runCut(ctx, data.cutId, { finalAttempt: job.retryCount >= CUT_RETRY_LIMIT });
+  },
 };
+
+/** How often a cut held by a pause looks again. */
+const PAUSED_RECHECK_SECONDS = 15;
 
 /** Claims still queued after this long lost their job (a crash between claim and send). */
 const STALE_AFTER_MS = 5 * 60 * 1000;
