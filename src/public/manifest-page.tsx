@@ -209,6 +209,13 @@ export function manifestPage(
             data-retired={retired ? 'true' : undefined}
             data-explorer={checkout.explorerTxUrl}
           />
+          <noscript>
+            <p>
+              Buying here in the browser needs JavaScript and a browser wallet: turn JavaScript on for this
+              site to see the Buy button.{' '}
+              {checkout.devnet ? 'This server runs the repo402 devnet: its prices are in test money.' : ''}
+            </p>
+          </noscript>
           <p id="library-link">
             Bought it already? <a href="/library">Your library</a> holds every version your wallet owns, to
             download again for free.
@@ -256,8 +263,10 @@ export function manifestPage(
             {computed.inventory_sentence ? <li>{computed.inventory_sentence}</li> : null}
             {computed.file_count !== undefined ? (
               <li>
-                {computed.file_count} files
-                {computed.lines_of_code !== undefined ? `, ${computed.lines_of_code} lines of code` : ''}
+                {computed.file_count === 1 ? '1 file' : `${computed.file_count} files`}
+                {computed.lines_of_code !== undefined
+                  ? `, ${computed.lines_of_code === 1 ? '1 line' : `${computed.lines_of_code} lines`} of code`
+                  : ''}
               </li>
             ) : null}
             {computed.licence ? (

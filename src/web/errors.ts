@@ -36,10 +36,15 @@ export function errorText(error: unknown): string {
   if (code === 'invalid_request' && issues.length > 0) {
     return `Some of what you entered was not accepted: ${issues.map((issue) => sentence(issue.reason)).join(' ')}`;
   }
-  const seconds = retryAfter ?? 1;
-  return spec.page
-    .replace('{blocking}', list(missing))
-    .replace('{seconds}', seconds === 1 ? 'a second' : `${seconds} seconds`);
+  return spec.page.replace('{blocking}', list(missing)).replace('{seconds}', waitWords(retryAfter ?? 1));
+}
+
+/** A wait as a person reads it: seconds, minutes, or hours past two of them. */
+export function waitWords(seconds: number): string {
+  if (seconds <= 1) return 'a second';
+  if (seconds < 120) return `${seconds} seconds`;
+  if (seconds < 2 * 3600) return `${Math.ceil(seconds / 60)} minutes`;
+  return `about ${Math.round(seconds / 3600)} hours`;
 }
 
 /** One field of a form, as a refusal may name it (`details.issues[].field`) and as the page shows it. */

@@ -295,11 +295,19 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   );
 
   step(
+    'a reload reconnects the wallet by itself: no button, no prompt, and says the version is owned',
+    async () => {
+      await page.reload();
+      await checkout(page).getByText('You own version 1.0.0.').waitFor();
+      expect(wallets.signed).toHaveLength(1);
+    },
+  );
+
+  step(
     'the library lists what the wallet owns and downloads it again, free, without asking the wallet to sign again',
     async () => {
       await page.getByRole('link', { name: 'Your library' }).click();
       await page.getByRole('heading', { level: 1, name: 'Your library' }).waitFor();
-      await page.getByRole('button', { name: 'Open your library with Alpha Wallet' }).click();
       const shelf = page.getByRole('region', { name: `${fixture.owner}/${fixture.slug}` });
       const download = page.waitForEvent('download');
       await shelf.getByRole('button', { name: 'Download 1.0.0' }).click();
@@ -314,7 +322,6 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     async () => {
       await addRelease(t, fixture, '1.1.0');
       await page.reload();
-      await page.getByRole('button', { name: 'Open your library with Alpha Wallet' }).click();
       const shelf = page.getByRole('region', { name: `${fixture.owner}/${fixture.slug}` });
       await shelf.getByText('Version 1.1.0 is out: the update from 1.0.0 costs $0.50.').waitFor();
       expect(await shelf.getByText('Release 1.1.0').isVisible()).toBe(true);
@@ -329,7 +336,6 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
 
       // The listing's page now tells this wallet it owns the version on sale.
       await page.goto(listingUrl(fixture));
-      await checkout(page).getByRole('button', { name: 'Buy with Alpha Wallet' }).click();
       await checkout(page).getByText('You own version 1.1.0.').waitFor();
       const again = page.waitForEvent('download');
       await checkout(page).getByRole('button', { name: 'Download 1.1.0 (free)' }).click();
@@ -431,6 +437,26 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     expect(wallets.chains.beta).toBe('0x2105');
   }, 60_000);
 
+  it('a second click while connecting lands on nothing else; a computer clock minutes fast still pays', async () => {
+    const buyer = newWallet();
+    await chain.fund(buyer.address, 5_000_000n);
+    wallets.accounts.alpha = buyer;
+    const tab = await newPage();
+    // This browser's clock runs five minutes ahead: the payment's window must come from the service.
+    await tab.addInitScript(() => {
+      const real = Date.now.bind(Date);
+      Date.now = () => real() + 5 * 60_000;
+    });
+    await tab.goto(listingUrl(fixture));
+    await checkout(tab).getByRole('button', { name: 'Buy with Alpha Wallet' }).dblclick();
+    await checkout(tab).getByText('Version 1.1.0 for $2.00.').waitFor();
+    expect(tab.url()).toBe(listingUrl(fixture));
+    const download = tab.waitForEvent('download', { timeout: 60_000 });
+    await checkout(tab).getByRole('button', { name: 'Pay $2.00' }).click();
+    await download;
+    expect(await chain.balanceOf(buyer.address)).toBe(3_000_000n);
+  }, 90_000);
+
   // Last: it spends the buy route's budget for this address.
   it('too many requests: says how long to wait', async () => {
     const buyer = newWallet();
@@ -486,20 +512,22 @@ describe('buying in the browser on the devnet: the tab’s test wallet and the f
     watchProblems(page, problems);
     await page.goto(`${base}/${fixture.owner}/${fixture.slug}`);
     const checkout = page.locator('#checkout');
-    await checkout.getByRole('button', { name: 'Buy with Test wallet (this tab)' }).waitFor();
+    await checkout.getByRole('button', { name: 'Buy with Test wallet' }).waitFor();
     expect(await checkout.getByText('its USDC is test money with no value').isVisible()).toBe(true);
+    expect(await checkout.getByText('lives in this browser tab only').isVisible()).toBe(true);
     expect(await checkout.getByRole('button', { name: 'Buy with Alpha Wallet' }).count()).toBe(0);
     await checkPageLayout(page, 'devnet-checkout-wallets');
 
-    await checkout.getByRole('button', { name: 'Buy with Test wallet (this tab)' }).click();
+    await checkout.getByRole('button', { name: 'Buy with Test wallet' }).click();
     await checkout.getByRole('button', { name: 'Pay $2.00' }).click();
     await checkout
       .getByRole('alert')
-      .filter({ hasText: 'Your wallet holds $0.00 USDC on Base and the price is $2.00' })
+      .filter({ hasText: 'Your wallet holds $0.00 test USDC on this devnet and the price is $2.00' })
       .waitFor();
     await checkout.getByRole('button', { name: 'Get test USDC' }).click();
     await checkout.getByText('Added $10.00 of test USDC: the test wallet holds $10.00.').waitFor();
-    await checkout.getByRole('button', { name: 'Try again' }).click();
+    // The money arriving asks for the offer again: the refusal is gone, the offer is back.
+    expect(await checkout.getByRole('alert').count()).toBe(0);
     const download = page.waitForEvent('download', { timeout: 60_000 });
     await checkout.getByRole('button', { name: 'Pay $2.00' }).click();
     expect(sha256(await downloaded(await download))).toBe(fixture.zips.get('1.0.0')!.sha256);
@@ -516,7 +544,6 @@ describe('buying in the browser on the devnet: the tab’s test wallet and the f
 
     // The library of the same tab lists it.
     await page.goto(`${base}/library`);
-    await page.getByRole('button', { name: 'Open your library with Test wallet (this tab)' }).click();
     await page.getByRole('region', { name: `${fixture.owner}/${fixture.slug}` }).waitFor();
     await context.close();
   }, 120_000);

@@ -230,6 +230,8 @@ a.button:hover { background: #115e59; }
 .offer-terms dt { color: var(--muted); }
 .offer-terms dd { margin: 0; }
 p.success { color: var(--accent); font-weight: 600; }
+.test-money-note { background: #fef3c7; border: 1px solid #fde68a; color: #78350f; border-radius: 8px; padding: 10px 14px; }
+.purchase:focus { outline: none; }
 .checkout progress { width: 100%; }
 .shelf h2 { margin-top: 0; font-size: 20px; }
 .owned-versions { list-style: none; padding: 0; }

@@ -1,11 +1,19 @@
 import { useState } from 'preact/hooks';
-import { answerError, callApi } from '../api.js';
+import { ApiError, answerError, callApi } from '../api.js';
+import { waitWords } from '../errors.js';
 import { usdcBalance } from './purchase.js';
 import type { Connected } from './wallet-gate.js';
 import { buyerErrorText, dollars } from './words.js';
 
-/** Devnet only: test USDC for the tab's test wallet, from the server's capped faucet. */
-export function TestMoney({ connected }: { connected: Connected }) {
+function faucetRefusal(error: unknown): string {
+  if (error instanceof ApiError && error.body.code === 'rate_limited') {
+    return `The faucet has given this wallet, or everyone today, all the test USDC it gives for now. Try again in ${waitWords(error.body.retry_after_seconds ?? 1)}.`;
+  }
+  return buyerErrorText(error);
+}
+
+/** Devnet only: test USDC for the tab's test wallet; `onFunded` once some arrived. */
+export function TestMoney({ connected, onFunded }: { connected: Connected; onFunded: () => void }) {
   const [said, setSaid] = useState<{ text: string; refused?: boolean }>();
   const [busy, setBusy] = useState(false);
 
@@ -17,8 +25,9 @@ export function TestMoney({ connected }: { connected: Connected }) {
       const granted = (answer.body as { amount_micro: string }).amount_micro;
       const balance = await usdcBalance(connected.wallet, connected.address);
       setSaid({ text: `Added ${dollars(granted)} of test USDC: the test wallet holds ${dollars(balance)}.` });
+      onFunded();
     } catch (error) {
-      setSaid({ text: buyerErrorText(error), refused: true });
+      setSaid({ text: faucetRefusal(error), refused: true });
     } finally {
       setBusy(false);
     }

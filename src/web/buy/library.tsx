@@ -51,7 +51,7 @@ export function Library(setting: Setting) {
               Disconnect
             </button>
           </p>
-          {connected.wallet.test ? <TestMoney connected={connected} /> : null}
+          {connected.wallet.test ? <TestMoney connected={connected} onFunded={() => {}} /> : null}
           <Shelves connected={connected} setting={setting} />
         </>
       )}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import {
   type Grant,
@@ -93,8 +93,8 @@ export function ListingPurchase({ listing, connected }: { listing: ListingRef; c
       const accepted = offer.accepts[0]!;
       try {
         const balance = await usdcBalance(connected.wallet, connected.address, accepted.asset);
-        const text = balanceText(balance, BigInt(accepted.amount));
-        return listing.devnet ? `${text} On this devnet, “Get test USDC” adds some.` : text;
+        const text = balanceText(balance, BigInt(accepted.amount), listing.devnet);
+        return listing.devnet ? `${text} “Get test USDC” adds some.` : text;
       } catch {
         // The balance could not be read: the refusal alone says what to do.
       }
@@ -102,54 +102,68 @@ export function ListingPurchase({ listing, connected }: { listing: ListingRef; c
     return buyerErrorText(error);
   }
 
-  switch (state.step) {
-    case 'loading':
-      return <p role="status">Checking what {shortAddress(connected.address)} already owns…</p>;
-    case 'offer':
-      return (
-        <Offer
-          offer={state.offer}
-          note={state.note}
-          connected={connected}
-          listing={listing}
-          onBuy={() => buy(state.offer)}
-        />
-      );
-    case 'signing':
-      return (
-        <p role="status" class="checkout-status">
-          Confirm the payment of {dollars(state.offer.accepts[0]!.amount)} in {connected.wallet.name}.
-        </p>
-      );
-    case 'settling':
-      return (
-        <div role="status" class="checkout-status">
-          <p>
-            Payment signed. Waiting for it to settle on Base
-            {state.attempt > 0 ? ` (still settling, check ${state.attempt})` : ''}…
+  // Where the person's attention goes: what to do next after each answer (keyboard and screen reader alike).
+  const region = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (state.step !== 'loading') region.current?.focus({ preventScroll: false });
+  }, [state.step]);
+
+  return (
+    <div ref={region} tabIndex={-1} class="purchase">
+      {stateView()}
+    </div>
+  );
+
+  function stateView() {
+    switch (state.step) {
+      case 'loading':
+        return <p role="status">Checking what {shortAddress(connected.address)} already owns…</p>;
+      case 'offer':
+        return (
+          <Offer
+            offer={state.offer}
+            note={state.note}
+            connected={connected}
+            listing={listing}
+            onBuy={() => buy(state.offer)}
+          />
+        );
+      case 'signing':
+        return (
+          <p role="status" class="checkout-status">
+            Confirm the payment of {dollars(state.offer.accepts[0]!.amount)} in {connected.wallet.name}.
           </p>
-          <progress aria-label="Settling the payment" />
-          <p class="muted">
-            Leaving or reloading is safe: the same payment is never charged twice, and once it settles your
-            library has it.
-          </p>
-        </div>
-      );
-    case 'granted':
-      return <Granted grant={state.grant} paid={state.paid} listing={listing} name={name} />;
-    case 'refused':
-      return (
-        <div>
-          <p class="notice" role="alert">
-            {state.message}
-          </p>
-          <p>
-            <button type="button" onClick={() => void look()}>
-              Try again
-            </button>
-          </p>
-        </div>
-      );
+        );
+      case 'settling':
+        return (
+          <div role="status" class="checkout-status">
+            <p>
+              Payment signed. Waiting for it to settle on Base
+              {state.attempt > 0 ? ` (still settling, check ${state.attempt})` : ''}…
+            </p>
+            <progress aria-label="Settling the payment" />
+            <p class="muted">
+              Leaving or reloading is safe: the same payment is never charged twice, and once it settles your
+              library has it.
+            </p>
+          </div>
+        );
+      case 'granted':
+        return <Granted grant={state.grant} paid={state.paid} listing={listing} name={name} />;
+      case 'refused':
+        return (
+          <div>
+            <p class="notice" role="alert">
+              {state.message}
+            </p>
+            <p>
+              <button type="button" onClick={() => void look()}>
+                Try again
+              </button>
+            </p>
+          </div>
+        );
+    }
   }
 }
 

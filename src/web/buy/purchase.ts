@@ -126,9 +126,10 @@ export interface SignedPayment {
 }
 
 /**
- * Has the wallet sign the transfer the offer asks for. The window opens ten minutes back (the
- * clocks of a browser and a chain differ) and closes when the offer's timeout does, as the
- * official client signs.
+ * Has the wallet sign the transfer the offer asks for. Its window is set by the service's clock,
+ * not the browser's (a computer a few minutes fast would sign a window the service refuses): it
+ * closes when the quote does and opens ten minutes before the quote began, as wide as the official
+ * client's.
  */
 export async function signPayment(
   wallet: WalletOption,
@@ -136,13 +137,13 @@ export async function signPayment(
   offer: PaymentRequired,
 ): Promise<SignedPayment> {
   const accepted = offer.accepts[0]!;
-  const now = Math.floor(Date.now() / 1000);
+  const validBefore = Math.floor(Date.parse(offer.extra.valid_before) / 1000);
   const authorization = {
     from: payer,
     to: accepted.payTo,
     value: accepted.amount,
-    validAfter: String(now - 600),
-    validBefore: String(now + accepted.maxTimeoutSeconds),
+    validAfter: String(validBefore - accepted.maxTimeoutSeconds - 600),
+    validBefore: String(validBefore),
     nonce: randomNonce(),
   };
   const typedData = {

@@ -57,5 +57,5 @@ export function testWallet(): WalletOption {
       }
     },
   };
-  return { id: 'devnet-test-wallet', name: 'Test wallet (this tab)', provider, test: true };
+  return { id: 'devnet-test-wallet', rdns: 'devnet-test-wallet', name: 'Test wallet', provider, test: true };
 }

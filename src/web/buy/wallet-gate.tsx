@@ -1,12 +1,13 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Address, declinedInWallet } from '../wallet.js';
-import { forgetWalletSession, walletSession } from './wallet-session.js';
+import { forgetWalletSession, storedSession, walletSession } from './wallet-session.js';
 import {
   BASE_CHAIN_HEX,
   chainName,
   connectAccount,
   discoverWallets,
+  sharedAccount,
   switchToBase,
   type WalletOption,
   walletChain,
@@ -27,12 +28,13 @@ type Step =
   | { step: 'connected'; connected: Connected };
 
 const TEST_MONEY =
-  'This server runs the repo402 devnet: its USDC is test money with no value. Buy with the test wallet kept in this browser tab, never with a wallet that holds real money.';
+  'This server runs the repo402 devnet: its USDC is test money with no value. Buy with the test wallet, never with a wallet that holds real money. The test wallet lives in this browser tab only: what it buys is in this tab’s library, and closing the tab forgets it.';
 
 /**
  * Connecting a wallet, for the checkout and the library alike: the wallets the browser announces
  * by name and icon (on the devnet, only the tab's test wallet), the account, the chain (Base), and
- * one signature proving the wallet is the person's. `children` is shown once it is.
+ * one signature proving the wallet is the person's. `children` is shown once it is. A wallet this
+ * tab proved within its session reconnects by itself, without a prompt.
  */
 export function WalletGate({
   devnet,
@@ -51,6 +53,24 @@ export function WalletGate({
     void import('./test-wallet.js').then(({ testWallet }) => setWallets([testWallet()]));
     return undefined;
   }, [devnet]);
+
+  // After a reload, on the way back from the library, or mid-payment: the wallet the tab's session
+  // was signed with, if it still shares that account without asking and is on Base.
+  const resumed = useRef(false);
+  useEffect(() => {
+    const kept = storedSession();
+    const wallet = kept && wallets.find((option) => option.rdns === kept.wallet);
+    if (resumed.current || !kept || !wallet) return;
+    resumed.current = true;
+    void (async () => {
+      if ((await sharedAccount(wallet)) !== kept.address) return;
+      if ((await walletChain(wallet)) !== BASE_CHAIN_HEX) return;
+      const connected = { wallet, address: kept.address, session: kept.token };
+      setState((now) => (now.step === 'choose' && !now.error ? { step: 'connected', connected } : now));
+    })().catch(() => {
+      // The wallet would not say: the person connects it by hand.
+    });
+  }, [wallets]);
 
   async function connect(wallet: WalletOption) {
     setState({ step: 'connecting', wallet });
@@ -90,14 +110,6 @@ export function WalletGate({
   }
 
   if (state.step === 'connected') return <>{children(state.connected, disconnect)}</>;
-  if (state.step === 'connecting') {
-    return (
-      <p class="checkout-status" role="status">
-        Check {state.wallet.name}: it asks you to connect, then to sign a message proving the wallet is yours.
-        Signing it costs nothing and moves no money.
-      </p>
-    );
-  }
   if (state.step === 'wrong-chain') {
     return (
       <div>
@@ -117,10 +129,11 @@ export function WalletGate({
       </div>
     );
   }
+  const connecting = state.step === 'connecting' ? state.wallet : undefined;
   return (
     <div>
-      {devnet ? <p class="notice">{TEST_MONEY}</p> : null}
-      {state.error ? (
+      {devnet ? <p class="test-money-note">{TEST_MONEY}</p> : null}
+      {state.step === 'choose' && state.error ? (
         <p class="notice" role="alert">
           {state.error}
         </p>
@@ -131,10 +144,11 @@ export function WalletGate({
           extensions) and reload this page; agents and programs buy over HTTP, as below.
         </p>
       ) : (
+        // The list stays in place while a wallet connects: nothing moves under a second click.
         <ul class="wallet-list">
           {wallets.map((wallet) => (
             <li key={wallet.id}>
-              <button type="button" onClick={() => connect(wallet)}>
+              <button type="button" disabled={connecting !== undefined} onClick={() => connect(wallet)}>
                 {wallet.icon ? <img src={wallet.icon} alt="" width={24} height={24} /> : null}
                 {purpose} with {wallet.name}
               </button>
@@ -142,6 +156,12 @@ export function WalletGate({
           ))}
         </ul>
       )}
+      {connecting ? (
+        <p class="checkout-status" role="status">
+          Check {connecting.name}: it asks you to connect, then to sign a message proving the wallet is yours.
+          Signing it costs nothing and moves no money.
+        </p>
+      ) : null}
     </div>
   );
 }

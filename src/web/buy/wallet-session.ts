@@ -11,16 +11,19 @@ const STORAGE_KEY = 'repo402.wallet-session';
 /** A session this close to its end is not used: a download started now must not outlive it. */
 const MARGIN_MS = 60_000;
 
-interface StoredSession {
+export interface StoredSession {
+  /** The wallet it was signed with (`WalletOption.rdns`). */
+  wallet: string;
   address: Address;
   token: string;
   expiresAt: number;
 }
 
-function stored(address: Address): StoredSession | undefined {
+/** The tab's wallet session while it has time left: the page reconnects that wallet by itself. */
+export function storedSession(): StoredSession | undefined {
   try {
     const session = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as StoredSession | null;
-    if (session?.address === address && session.expiresAt - MARGIN_MS > Date.now()) return session;
+    if (session && session.expiresAt - MARGIN_MS > Date.now()) return session;
   } catch {
     // A value that does not parse is no session.
   }
@@ -29,8 +32,8 @@ function stored(address: Address): StoredSession | undefined {
 
 /** The value of `X-Wallet-Signature` for `address`: the tab's session, or a new one the wallet signs for. */
 export async function walletSession(wallet: WalletOption, address: Address): Promise<string> {
-  const kept = stored(address);
-  if (kept) return kept.token;
+  const kept = storedSession();
+  if (kept?.address === address && kept.wallet === wallet.rdns) return kept.token;
   const proof = await signChallenge(address, 'wallet_ownership', undefined, wallet.provider);
   const answer = await callApi('POST', '/auth/wallet-sessions', { body: { address, ...proof } });
   if (answer.status !== 201) throw answerError(answer);
@@ -38,7 +41,12 @@ export async function walletSession(wallet: WalletOption, address: Address): Pro
   const token = session.wallet_session;
   sessionStorage.setItem(
     STORAGE_KEY,
-    JSON.stringify({ address, token, expiresAt: Date.parse(session.expires_at) } satisfies StoredSession),
+    JSON.stringify({
+      wallet: wallet.rdns,
+      address,
+      token,
+      expiresAt: Date.parse(session.expires_at),
+    } satisfies StoredSession),
   );
   return token;
 }

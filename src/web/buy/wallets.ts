@@ -3,6 +3,8 @@ import type { Address, Eip1193Provider } from '../wallet.js';
 /** A wallet the page can offer: one a browser extension announced, the injected fallback, or the devnet's. */
 export interface WalletOption {
   id: string;
+  /** Which wallet it is across page loads (EIP-6963's reverse-DNS name; the uuid changes per load). */
+  rdns: string;
   name: string;
   /** A data: URL the wallet announced (EIP-6963); absent for the fallback. */
   icon?: string;
@@ -34,7 +36,7 @@ export function discoverWallets(onChange: (wallets: WalletOption[]) => void): ()
     const wallets = [...announced.values()];
     const injected = (window as unknown as { ethereum?: Eip1193Provider }).ethereum;
     if (wallets.length === 0 && injected) {
-      wallets.push({ id: 'injected', name: 'Browser wallet', provider: injected });
+      wallets.push({ id: 'injected', rdns: 'injected', name: 'Browser wallet', provider: injected });
     }
     onChange(wallets);
   };
@@ -43,6 +45,7 @@ export function discoverWallets(onChange: (wallets: WalletOption[]) => void): ()
     if (!detail?.info?.uuid || typeof detail.provider?.request !== 'function') return;
     announced.set(detail.info.uuid, {
       id: detail.info.uuid,
+      rdns: String(detail.info.rdns || detail.info.uuid),
       name: String(detail.info.name || 'Browser wallet').slice(0, 60),
       icon: DATA_IMAGE.test(detail.info.icon ?? '') ? detail.info.icon : undefined,
       provider: detail.provider,
@@ -61,6 +64,12 @@ export async function connectAccount(wallet: WalletOption): Promise<Address> {
   const account = accounts?.[0];
   if (!account) throw new Error('The wallet shared no account. Unlock it, choose an account and try again.');
   return account.toLowerCase() as Address;
+}
+
+/** The account the wallet shares with this page without asking, if any (`eth_accounts`). */
+export async function sharedAccount(wallet: WalletOption): Promise<Address | undefined> {
+  const accounts = (await wallet.provider.request({ method: 'eth_accounts' })) as string[];
+  return accounts?.[0]?.toLowerCase() as Address | undefined;
 }
 
 /** The chain the wallet is on, as the hex chain id it reports (`0x2105` is Base). */

@@ -25,8 +25,9 @@ export function buyerErrorText(error: unknown): string {
 }
 
 /** Not enough USDC: the balance the wallet holds, against the price. */
-export function balanceText(balanceMicro: bigint, priceMicro: bigint): string {
-  return `Your wallet holds $${formatUsd(balanceMicro)} USDC on Base and the price is $${formatUsd(priceMicro)}. Add at least $${formatUsd(priceMicro - balanceMicro)} USDC on Base to it, then pay again.`;
+export function balanceText(balanceMicro: bigint, priceMicro: bigint, devnet: boolean): string {
+  const where = devnet ? 'test USDC on this devnet' : 'USDC on Base';
+  return `Your wallet holds $${formatUsd(balanceMicro)} ${where} and the price is $${formatUsd(priceMicro)}. Add at least $${formatUsd(priceMicro - balanceMicro)} ${where} to it, then pay again.`;
 }
 
 export function dollars(micro: bigint | string): string {
