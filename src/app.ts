@@ -28,10 +28,14 @@ import { requestIdFor } from './platform/http/request-id.js';
 import { validatorCompiler } from './platform/http/zod-validation.js';
 import { installRateLimits } from './platform/limits/rate-limit.js';
 import { errorPages } from './public/error-pages.js';
+import { READY_PATH } from './public/health.js';
 import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
 import { buyerRoutes } from './purchases/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
+
+/** Health keeps SPEC's meaning while paused; readiness says the pause itself. */
+const ANSWERED_WHILE_PAUSED: ReadonlySet<string> = new Set(['/api/health', READY_PATH]);
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
@@ -104,7 +108,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
           headers: { connection: 'close', 'retry-after': '1' },
         }),
       );
-    } else if (ctx.pause.paused && request.url.split('?')[0] !== '/api/health') {
+    } else if (ctx.pause.paused && !ANSWERED_WHILE_PAUSED.has(request.url.split('?')[0]!)) {
       done(new AppError('paused', { headers: { 'retry-after': '30' } }));
     } else {
       done();

@@ -74,9 +74,20 @@ function serve(config: Config): Promise<void> {
 function worker(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
     const { createContext } = await loadRuntime();
+    const { startOperatorSocket } = await import('./operations.js');
     const runtime = await createContext(config, { jobs: 'workers' });
+    // `repo402 ready` (and the other operator commands) reach it on its DATA_DIR's socket.
+    const control = await startOperatorSocket(runtime.ctx);
+    runtime.ctx.pause.start();
     runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
-    return { log: runtime.ctx.log, close: () => runtime.close() };
+    return {
+      log: runtime.ctx.log,
+      async close() {
+        runtime.ctx.pause.stop();
+        await control?.close();
+        await runtime.close();
+      },
+    };
   });
 }
 
@@ -216,6 +227,24 @@ program
   .action(async () => {
     await runOperation('pause.set', { paused: true });
     process.stderr.write('paused\n');
+  });
+
+program
+  .command('ready')
+  .description(
+    'ask the process running on DATA_DIR (serve, worker or git-host) whether it can do its work: each dependency it uses and the pause, one per line; exit 0 when ready, 1 when not or when no process answers',
+  )
+  .action(async () => {
+    const config = loadConfig();
+    const answer = await callControl(controlSocketPath(config.dataDir), 'ready', {}).catch(() => undefined);
+    if (!answer) {
+      process.stderr.write(`not ready: no repo402 process answers on ${controlSocketPath(config.dataDir)}\n`);
+      process.exit(1);
+    }
+    const state = answer.result as { ready: boolean; checks: Record<string, string>; paused: boolean };
+    for (const [name, check] of Object.entries(state.checks)) process.stdout.write(`${name}: ${check}\n`);
+    process.stdout.write(`paused: ${state.paused ? 'yes' : 'no'}\n${state.ready ? 'ready' : 'not ready'}\n`);
+    process.exit(state.ready ? 0 : 1);
   });
 
 program

@@ -24,6 +24,8 @@ function operation<A, R>(
 /** Every operator command, runnable through the control socket or in-process by the CLI. */
 export const operations = {
   ping: operation(z.object({}), async () => 'pong'),
+  /** `repo402 ready`: this process's readiness, for a supervisor on the same machine. */
+  ready: operation(z.object({}), (ctx) => ctx.readiness()),
   migrate: operation(z.object({}), async (ctx) => {
     await migrate(ctx.database);
     return 'ok';

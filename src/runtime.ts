@@ -20,6 +20,7 @@ import { checkComplianceConfig } from './platform/limits/compliance.js';
 import { PauseSwitch } from './platform/limits/pause.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from './platform/limits/rate-limit-counters.js';
 import { createLogger } from './platform/logger.js';
+import { readiness } from './platform/readiness.js';
 import { loadOrCreateSecretFile } from './platform/secret-file.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
 import type { PaymentRail } from './x402/rail.js';
@@ -110,6 +111,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       ? (await import('./platform/chain-client.js')).baseChainClient(config.baseRpcUrl)
       : undefined;
     const mode = options.jobs ?? 'none';
+    const takesPayments = options.openPayments ?? mode !== 'none';
     if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
     let rail: Promise<PaymentRail> | undefined;
@@ -128,6 +130,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
+      readiness: () => readiness(ctx, { payments: takesPayments }),
       repositories: config.gitHostUrl
         ? remoteRepositories(config.gitHostUrl, appSecret)
         : localRepositories(config),
@@ -153,7 +156,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     };
     // Processes that serve or run jobs open the payment rail now (devnet: the chain replays its
     // journal); one-off commands open it on first use.
-    if (options.openPayments ?? mode !== 'none') {
+    if (takesPayments) {
       await ctx.rail();
     }
     if (mode === 'workers') {

@@ -79,8 +79,18 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     }
   });
 
-  it('reaches a running server through its control socket: invites, pause and resume', async () => {
+  it('reaches a running server through its control socket: ready, invites, pause and resume', async () => {
+    // Nothing runs yet: not ready, and it says why.
+    const alone = await runCli(['ready'], { DATA_DIR: dataDir });
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain('not ready: no repo402 process answers');
+
     server = await startServerProcess({ DATA_DIR: dataDir });
+    const ready = await runCli(['ready'], { DATA_DIR: dataDir });
+    expect(ready.code, ready.stderr).toBe(0);
+    expect(ready.stdout).toBe(
+      'database: ok\nblob_store: ok\nrepositories: ok\nfacilitator: ok\nchain: ok\npaused: no\nready\n',
+    );
     // The embedded database is locked by the server: this only works through the control socket.
     const created = await runCli(['invites', 'create', '--count', '2'], { DATA_DIR: dataDir });
     expect(created.code, created.stderr).toBe(0);
@@ -91,6 +101,9 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     expect(paused.status).toBe(503);
     expect((await paused.json()).code).toBe('paused');
     expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    const whilePaused = await runCli(['ready'], { DATA_DIR: dataDir });
+    expect(whilePaused.code).toBe(1);
+    expect(whilePaused.stdout).toContain('paused: yes\nnot ready\n');
 
     expect((await runCli(['resume'], { DATA_DIR: dataDir })).code).toBe(0);
     expect((await fetch(`${server.url}/api/terms`)).status).toBe(200);

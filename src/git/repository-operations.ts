@@ -1,10 +1,11 @@
+import { access, constants, mkdir } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Operation } from '../platform/control.js';
 import { commitFileToBranch } from './commit-file.js';
 import { publicHostKeys } from './host-keys.js';
 import { createTagIfAbsent, listTags, resolveCommit } from './refs.js';
-import { PATH_SAFE_NAME, provisionRepo, repoPath } from './repos.js';
+import { PATH_SAFE_NAME, provisionRepo, repoPath, reposRoot } from './repos.js';
 import { runGit } from './run-git.js';
 import { walkTree } from './tree.js';
 
@@ -39,6 +40,13 @@ export const repositoryOperations = {
    * In the split topology only the git host has them (API processes generate none).
    */
   'ssh.host-keys': operation(z.object({}), (ctx) => publicHostKeys(ctx.config.dataDir)),
+  /** Readiness: the repositories' directory is there and writable (a push could land). */
+  'repos.ready': operation(z.object({}), async (ctx) => {
+    const root = reposRoot(ctx.config);
+    await mkdir(root, { recursive: true });
+    await access(root, constants.W_OK);
+    return null;
+  }),
   /** A new hosted listing's bare repository (idempotent). */
   'repos.provision': operation(z.object(repo), async (ctx, { owner, slug }) => {
     await provisionRepo(ctx.config, owner, slug);

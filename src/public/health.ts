@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
+import { AppError } from '../platform/errors.js';
 import { documentErrors } from '../platform/http/schemas.js';
+import { notReadyReason, ReadinessSchema } from '../platform/readiness.js';
 import { VERSION } from '../platform/version.js';
 
 export const HealthSchema = z
@@ -55,3 +57,35 @@ export function registerHealthRoute(app: App, ctx: AppContext): void {
     },
   );
 }
+
+/**
+ * GET /api/ready: for load balancers. `200` with every check when this process can do its work;
+ * otherwise `503` with the error body (`paused`, SPEC's code for a service temporarily
+ * unavailable) naming what is down in its message and every check in `details` (D-128). Never
+ * cached; answered while paused, so the pause shows.
+ */
+export function registerReadinessRoute(app: App, ctx: AppContext): void {
+  app.get(
+    READY_PATH,
+    {
+      schema: {
+        tags: ['public'],
+        summary:
+          "Readiness: this process's dependencies (database, blobs, git host, facilitator, chain, Redis) and the pause; never cached",
+        response: { 200: ReadinessSchema, ...documentErrors(['paused', 'internal']) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const state = await ctx.readiness();
+      if (state.ready) return state;
+      throw new AppError('paused', {
+        message: `Not ready: ${notReadyReason(state)}`,
+        details: state,
+        headers: { 'retry-after': '5' },
+      });
+    },
+  );
+}
+
+export const READY_PATH = '/api/ready';

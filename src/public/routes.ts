@@ -11,7 +11,7 @@ import {
   sellingPage,
   termsPage,
 } from './docs.js';
-import { registerHealthRoute } from './health.js';
+import { registerHealthRoute, registerReadinessRoute } from './health.js';
 import { registerHomeRoutes } from './home.js';
 import { registerLabelRoute } from './label.js';
 import { registerLibraryPage } from './library-page.js';
@@ -36,6 +36,7 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerHomeRoutes(app, ctx);
   registerSiteAssets(app);
   registerHealthRoute(app, ctx);
+  registerReadinessRoute(app, ctx);
   registerTermsRoute(app, ctx);
   registerCatalogRoute(app, ctx);
   registerAttestationKeysRoute(app, ctx);

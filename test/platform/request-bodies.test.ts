@@ -27,6 +27,8 @@ function largestBodies(listing: string): Record<string, unknown> {
   return {
     'POST /api/auth/rotate-key': { address: ADDRESS, ...signed },
     'POST /api/auth/sessions': { address: ADDRESS, ...signed },
+    'POST /api/auth/wallet-sessions': { address: ADDRESS, ...signed },
+    'POST /api/devnet/faucet': { address: ADDRESS },
     'POST /api/creators': {
       handle: 'h'.repeat(39),
       payout_address: ADDRESS,

@@ -15,6 +15,8 @@ export interface BlobStore {
   open(key: string): Promise<{ stream: Readable; sizeBytes: number }>;
   /** A URL that GETs the object without credentials for `seconds` (S3 only). */
   presignGet?(key: string, seconds: number): Promise<string>;
+  /** Resolves when the store can be reached (the bucket answers, the directory is there). */
+  ping(): Promise<void>;
 }
 
 export class BlobNotFoundError extends Error {

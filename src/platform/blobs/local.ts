@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { assertBlobKey, BlobNotFoundError, type BlobStore } from './blobs.js';
 
@@ -24,6 +24,10 @@ export function localBlobStore(root: string): BlobStore {
   };
   return {
     kind: 'local',
+    async ping() {
+      await mkdir(root, { recursive: true });
+      await access(root, constants.W_OK);
+    },
     putFile: (key, file) => place(key, (temporary) => copyFile(file, temporary)),
     putBytes: (key, bytes) => place(key, (temporary) => writeFile(temporary, bytes)),
     async open(key) {

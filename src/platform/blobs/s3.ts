@@ -1,7 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadBucketCommand,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../../config.js';
 import { assertBlobKey, BlobNotFoundError, type BlobStore } from './blobs.js';
@@ -27,6 +33,9 @@ export function s3BlobStore(config: S3Config): BlobStore {
   };
   return {
     kind: 's3',
+    async ping() {
+      await client.send(new HeadBucketCommand({ Bucket: config.bucket }));
+    },
     async putFile(key, file, contentType) {
       const { size } = await stat(file);
       await client.send(

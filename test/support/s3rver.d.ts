@@ -1,0 +1,14 @@
+/** The part of s3rver (an S3 API server on the local disk) the tests use; it ships no types. */
+declare module 's3rver' {
+  export default class S3rver {
+    constructor(options: {
+      address?: string;
+      port?: number;
+      directory: string;
+      silent?: boolean;
+      configureBuckets?: Array<{ name: string }>;
+    });
+    run(): Promise<unknown>;
+    close(): Promise<void>;
+  }
+}
