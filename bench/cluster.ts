@@ -126,7 +126,7 @@ try {
   const repo = await benchToolRepo();
   const killedMidCut = faults.has('git-host') ? killGitHostMidCut(cluster) : undefined;
   const cutStarted = Date.now();
-  const listing = await publishHostedListing({ url: cluster.url, cliEnv }, creator, {
+  const listing = await publishHostedListing({ url: cluster.url }, creator, {
     slug: 'cluster-tool',
     priceMicro: String(PRICE_MICRO),
     gitDir: repo,

@@ -60,7 +60,7 @@ describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and 
     await repo.git('add', '-A');
     await repo.git('commit', '-q', '-m', 'First release');
     await repo.git('tag', 'v1.0.0');
-    listing = await publishHostedListing({ url: cluster.url, cliEnv: cliEnv() }, creator, {
+    listing = await publishHostedListing({ url: cluster.url }, creator, {
       slug: 'cluster-kit',
       priceMicro: '1000000',
       gitDir: repo.dir,

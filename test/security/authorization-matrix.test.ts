@@ -86,6 +86,10 @@ const PUBLIC =
 
 const MATRIX: Record<string, MatrixRow> = {
   'GET /api/health': { kind: 'open', reason: PUBLIC },
+  'GET /api/ready': {
+    kind: 'open',
+    reason: `${PUBLIC}: which of this process's dependencies answer, no one's data`,
+  },
   'GET /api/terms': { kind: 'open', reason: PUBLIC },
   'GET /.well-known/api-catalog': { kind: 'open', reason: PUBLIC },
   'GET /.well-known/agent-skills/buy-a-repo/SKILL.md': { kind: 'open', reason: PUBLIC },
@@ -104,6 +108,11 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/devnet': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
   'GET /api/devnet/balance/{address}': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
   'GET /api/devnet/tx/{hash}': { kind: 'open', reason: `${PUBLIC}; devnet mode only` },
+  'POST /api/devnet/faucet': {
+    kind: 'open',
+    reason:
+      'devnet mode only: test money for any address, capped per address and per day (test/devnet/faucet.test.ts)',
+  },
   'GET /api/download/{token}': {
     kind: 'open',
     reason: 'the HMAC-signed, 5-minute token in the path is the credential (test/purchases/buy.test.ts)',
@@ -126,6 +135,11 @@ const MATRIX: Record<string, MatrixRow> = {
   'POST /api/auth/sessions': {
     kind: 'open',
     reason: 'the wallet_ownership signature in the body is the credential (test/identity/api-keys.test.ts)',
+  },
+  'POST /api/auth/wallet-sessions': {
+    kind: 'open',
+    reason:
+      'the wallet_ownership signature in the body is the credential; the session it answers is a wallet credential (test/identity/wallet-session.test.ts)',
   },
   'POST /api/creators': {
     kind: 'open',

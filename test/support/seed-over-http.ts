@@ -93,7 +93,7 @@ interface ListingView {
  * for the cut of `version` to pass its scan, and publishes the listing.
  */
 export async function publishHostedListing(
-  server: SeedTarget,
+  server: Pick<SeedTarget, 'url'>,
   creator: SeededCreator,
   listing: { slug: string; priceMicro: string; gitDir: string; version: string },
 ): Promise<SeededListing> {

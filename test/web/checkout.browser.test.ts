@@ -8,20 +8,30 @@ import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
-import { bearer, newWallet } from '../identity/support.js';
+import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
+import { cutJob } from '../../src/releases/jobs.js';
+import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
+import { bearer, newWallet, registerCreator } from '../identity/support.js';
+import { sshKeygen } from '../listings/support.js';
 import {
-  addRelease,
   createPaymentsApp,
   type ListingFixture,
   type PaymentsTestApp,
   publishListing,
 } from '../purchases/support.js';
+import { commitFile, eventually, gitOverSsh, workRepo } from '../releases/support.js';
 import { checkPageLayout, launchBrowser, SCREENSHOTS } from '../support/browser.js';
 import { USDC_DOMAIN } from '../support/chain.js';
 import { openTestDatabase, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
 import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 import { freePort } from '../support/process.js';
+import {
+  api,
+  publishHostedListing,
+  type SeededCreator,
+  type SeededListing,
+} from '../support/seed-over-http.js';
 
 /**
  * Issue 38: a person buys in the browser. Real Chromium, with browser wallets announced by EIP-6963
@@ -151,6 +161,12 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   let base: string;
   let browser: Browser;
   let fixture: ListingFixture;
+  /** The journey's listing: hosted, pushed over SSH with the real git, cut and published. */
+  let sold: SeededListing;
+  let seller: SeededCreator;
+  let ssh: SshServer;
+  let sshPort: number;
+  let work: Awaited<ReturnType<typeof workRepo>>;
   let sanctionsDir: string;
   const sanctioned = newWallet();
   const wallets: Wallets = {
@@ -173,10 +189,13 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     sanctionsDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-sanctions-'));
     await writeFile(path.join(sanctionsDir, 'list.txt'), `${sanctioned.address}\n`);
     const port = await freePort();
+    sshPort = await freePort();
     base = `http://127.0.0.1:${port}`;
     t = await createPaymentsApp({
+      jobs: [cutJob],
       env: {
         BASE_URL: base,
+        SSH_PORT: String(sshPort),
         PAYMENTS_MODE: 'mainnet',
         FACILITATOR_URL: facilitator.url,
         BASE_RPC_URL: rpc.url,
@@ -189,13 +208,32 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
       },
     });
     await t.app.listen({ port, host: '127.0.0.1' });
+    ssh = await startSshServer(t.ctx, hostedRepoAccess(t.ctx), { port: sshPort, host: '127.0.0.1' });
+    const registered = await registerCreator(t);
+    seller = { handle: registered.handle, apiKey: registered.apiKey, key: await sshKeygen('ed25519') };
+    work = await workRepo();
+    await commitFile(work, 'README.md', '# Release notes\n\nNotes from commits.\n', 'First');
+    await work.git('tag', '-a', 'v1.0.0', '-m', 'First release');
+    sold = await publishHostedListing({ url: base }, seller, {
+      slug: 'release-notes',
+      priceMicro: '2000000',
+      gitDir: work.dir,
+      version: '1.0.0',
+    });
+    await api(base, 'PATCH', `/api/listings/${sold.id}`, 200, {
+      apiKey: seller.apiKey,
+      body: { update_price_micro: '500000' },
+    });
     fixture = await publishListing(t, { priceMicro: 2_000_000n, updatePriceMicro: 500_000n });
     await chain.fund(wallets.accounts.alpha.address, 10_000_000n);
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
+    await ssh?.close();
     await t?.close();
+    if (work) await rm(work.dir, { recursive: true, force: true });
+    if (seller) await rm(path.dirname(seller.key.file), { recursive: true, force: true });
     await facilitator?.close();
     await rpc?.close();
     await chainDb?.close();
@@ -214,7 +252,18 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     watchProblems(page, problems);
     return page;
   }
-  const listingUrl = (listing: ListingFixture) => `${base}/${listing.owner}/${listing.slug}`;
+  const listingUrl = (listing: { owner: string; slug: string }) => `${base}/${listing.owner}/${listing.slug}`;
+  /** The SHA-256 the manifest names for the version on sale. */
+  const manifestSha = async (listing: { owner: string; slug: string }, version: string) => {
+    const status = await api<{ version: string; artifact_sha256: string }>(
+      base,
+      'GET',
+      `/api/v/${listing.owner}/${listing.slug}`,
+      200,
+    );
+    expect(status.version).toBe(version);
+    return status.artifact_sha256;
+  };
   const checkout = (page: Page) => page.locator('#checkout');
 
   /** One step of the journey; once a step fails, the later ones (which build on it) are skipped. */
@@ -242,7 +291,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     'offers every wallet the browser announces, by name and icon; without script the page is as it was',
     async () => {
       page = await newPage();
-      await page.goto(listingUrl(fixture));
+      await page.goto(listingUrl(sold));
       for (const name of Object.values(WALLET_NAMES)) {
         const button = checkout(page).getByRole('button', { name: `Buy with ${name}` });
         await button.waitFor();
@@ -251,7 +300,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
       await checkPageLayout(page, 'checkout-wallets');
 
       const plain = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
-      await plain.goto(listingUrl(fixture));
+      await plain.goto(listingUrl(sold));
       for (const id of ['price', 'version', 'scan', 'buy', 'contents', 'releases']) {
         expect(await plain.locator(`#${id}`).isVisible(), id).toBe(true);
       }
@@ -279,7 +328,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
       await checkout(page).getByText('still settling, check 1', { exact: false }).waitFor();
       const bytes = await downloaded(await download);
       facilitator.plan = undefined;
-      expect(sha256(bytes)).toBe(fixture.zips.get('1.0.0')!.sha256);
+      expect(sha256(bytes)).toBe(await manifestSha(sold, '1.0.0'));
       await checkout(page).getByText('Paid. Version 1.0.0 is yours').waitFor();
       const transaction = checkout(page).getByRole('link', { name: /^0x/ });
       expect(await transaction.getAttribute('href')).toMatch(
@@ -308,10 +357,10 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     async () => {
       await page.getByRole('link', { name: 'Your library' }).click();
       await page.getByRole('heading', { level: 1, name: 'Your library' }).waitFor();
-      const shelf = page.getByRole('region', { name: `${fixture.owner}/${fixture.slug}` });
+      const shelf = page.getByRole('region', { name: `${sold.owner}/${sold.slug}` });
       const download = page.waitForEvent('download');
       await shelf.getByRole('button', { name: 'Download 1.0.0' }).click();
-      expect(sha256(await downloaded(await download))).toBe(fixture.zips.get('1.0.0')!.sha256);
+      expect(sha256(await downloaded(await download))).toBe(await manifestSha(sold, '1.0.0'));
       expect(wallets.signed).toHaveLength(1);
       await checkPageLayout(page, 'library');
     },
@@ -320,26 +369,40 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   step(
     'a new version: the library shows it with its changelog and update price, and sells the update',
     async () => {
-      await addRelease(t, fixture, '1.1.0');
+      // The creator pushes a new version: cut, scanned and on sale before the library shows it.
+      await commitFile(work, 'CHANGES.md', '# 1.1.0\n\nGrouped by scope.\n', 'Group notes by scope');
+      await work.git('tag', '-a', 'v1.1.0', '-m', 'Group notes by scope');
+      const pushed = await gitOverSsh(work.dir, seller.key.file, [
+        'push',
+        '-q',
+        `ssh://git@127.0.0.1:${sshPort}/${sold.owner}/${sold.slug}.git`,
+        'main',
+        '--tags',
+      ]);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      await eventually(async () => {
+        const status = await api<{ version: string }>(base, 'GET', `/api/v/${sold.owner}/${sold.slug}`, 200);
+        return status.version === '1.1.0' ? status : undefined;
+      }, 120_000);
       await page.reload();
-      const shelf = page.getByRole('region', { name: `${fixture.owner}/${fixture.slug}` });
+      const shelf = page.getByRole('region', { name: `${sold.owner}/${sold.slug}` });
       await shelf.getByText('Version 1.1.0 is out: the update from 1.0.0 costs $0.50.').waitFor();
-      expect(await shelf.getByText('Release 1.1.0').isVisible()).toBe(true);
+      expect(await shelf.getByText('Group notes by scope').isVisible()).toBe(true);
       await shelf.getByRole('button', { name: 'Buy the update to 1.1.0' }).click();
       await shelf.getByText('This wallet owns version 1.0.0. The update to 1.1.0 costs $0.50.').waitFor();
       await checkPageLayout(page, 'library-update');
       const download = page.waitForEvent('download', { timeout: 60_000 });
       await shelf.getByRole('button', { name: 'Pay $0.50' }).click();
-      expect(sha256(await downloaded(await download))).toBe(fixture.zips.get('1.1.0')!.sha256);
+      expect(sha256(await downloaded(await download))).toBe(await manifestSha(sold, '1.1.0'));
       expect(await chain.balanceOf(wallets.accounts.alpha.address)).toBe(7_500_000n);
       expect(wallets.signed).toHaveLength(1);
 
       // The listing's page now tells this wallet it owns the version on sale.
-      await page.goto(listingUrl(fixture));
+      await page.goto(listingUrl(sold));
       await checkout(page).getByText('You own version 1.1.0.').waitFor();
       const again = page.waitForEvent('download');
       await checkout(page).getByRole('button', { name: 'Download 1.1.0 (free)' }).click();
-      expect(sha256(await downloaded(await again))).toBe(fixture.zips.get('1.1.0')!.sha256);
+      expect(sha256(await downloaded(await again))).toBe(await manifestSha(sold, '1.1.0'));
       await checkPageLayout(page, 'checkout-owned');
     },
   );
@@ -449,7 +512,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     });
     await tab.goto(listingUrl(fixture));
     await checkout(tab).getByRole('button', { name: 'Buy with Alpha Wallet' }).dblclick();
-    await checkout(tab).getByText('Version 1.1.0 for $2.00.').waitFor();
+    await checkout(tab).getByText('Version 1.0.0 for $2.00.').waitFor();
     expect(tab.url()).toBe(listingUrl(fixture));
     const download = tab.waitForEvent('download', { timeout: 60_000 });
     await checkout(tab).getByRole('button', { name: 'Pay $2.00' }).click();
