@@ -361,6 +361,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
       const download = page.waitForEvent('download');
       await shelf.getByRole('button', { name: 'Download 1.0.0' }).click();
       expect(sha256(await downloaded(await download))).toBe(await manifestSha(sold, '1.0.0'));
+      await shelf.getByRole('status').filter({ hasText: 'Downloading version 1.0.0' }).waitFor();
       expect(wallets.signed).toHaveLength(1);
       await checkPageLayout(page, 'library');
     },

@@ -133,7 +133,7 @@ function Shelves({ connected, setting }: { connected: Connected; setting: Settin
 function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Connected; setting: Setting }) {
   const name = `${shelf.owner}/${shelf.slug}`;
   const [status, setStatus] = useState<VersionStatus>();
-  const [said, setSaid] = useState<string>();
+  const [said, setSaid] = useState<{ text: string; refused?: boolean }>();
   const [buying, setBuying] = useState(false);
 
   useEffect(() => {
@@ -148,9 +148,11 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
   async function download(version: string) {
     setSaid(undefined);
     try {
-      startDownload(await ownedVersion(shelf.owner, shelf.slug, version, connected.session), shelf.slug);
+      const grant = await ownedVersion(shelf.owner, shelf.slug, version, connected.session);
+      startDownload(grant, shelf.slug);
+      setSaid({ text: `Downloading version ${version}: check your browser's downloads.` });
     } catch (error) {
-      setSaid(buyerErrorText(error));
+      setSaid({ text: buyerErrorText(error), refused: true });
     }
   }
 
@@ -173,8 +175,8 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
         ))}
       </ul>
       {said ? (
-        <p class="notice" role="alert">
-          {said}
+        <p class={said.refused ? 'notice' : undefined} role={said.refused ? 'alert' : 'status'}>
+          {said.text}
         </p>
       ) : null}
       {update ? (
