@@ -524,7 +524,36 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * A secret variable may name a file holding its value instead (`APP_SECRET_FILE=/run/secrets/app`),
+ * as container platforms mount secrets: the file's text, without one trailing newline. Setting
+ * both forms is refused, as is a file that cannot be read; the message names the variable, never
+ * the value.
+ */
+function secretsFromFiles(env: NodeJS.ProcessEnv): Record<string, string> {
+  const read: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const name of SECRET_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) {
+      problems.push(`${name}_FILE: ${name} is set as well; set one of them`);
+      continue;
+    }
+    try {
+      read[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      problems.push(
+        `${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return read;
+}
+
+export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
+  const env = { ...given, ...secretsFromFiles(given) };
   // An empty variable means "not set", as in most shells' `VAR= cmd`.
   const present = Object.fromEntries(
     Object.keys(EnvSchema.shape)

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -84,6 +86,45 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toContain(`${name}=`);
     expect((error as ConfigError).problems).toHaveLength(1);
+  });
+
+  it('reads each secret from its _FILE form, refusing both forms or an unreadable file without showing the value', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'repo402-secrets-'));
+    try {
+      const secret = 'ab'.repeat(32);
+      writeFileSync(path.join(dir, 'app-secret'), `${secret}\n`);
+      writeFileSync(path.join(dir, 'cdp'), 'c2VjcmV0');
+      const config = loadConfig({
+        APP_SECRET_FILE: path.join(dir, 'app-secret'),
+        FACILITATOR_URL: 'https://api.cdp.coinbase.com/platform/v2/x402',
+        CDP_API_KEY_ID: 'organizations/o/apiKeys/k',
+        CDP_API_KEY_SECRET_FILE: path.join(dir, 'cdp'),
+      });
+      expect(config.appSecret).toBe(secret);
+      expect(config.payments.facilitatorCdpKey).toEqual({
+        id: 'organizations/o/apiKeys/k',
+        secret: 'c2VjcmV0',
+      });
+
+      expect(() => loadConfig({ APP_SECRET: secret, APP_SECRET_FILE: path.join(dir, 'app-secret') })).toThrow(
+        'APP_SECRET_FILE: APP_SECRET is set as well; set one of them',
+      );
+      expect(() => loadConfig({ PAYOUT_PRIVATE_KEY_FILE: path.join(dir, 'missing') })).toThrow(
+        /PAYOUT_PRIVATE_KEY_FILE: cannot read .*missing \(ENOENT\)/,
+      );
+      // A malformed value read from a file is refused like one set directly: named, never shown.
+      writeFileSync(path.join(dir, 'bad'), 'not-hex-at-all');
+      let message = '';
+      try {
+        loadConfig({ APP_SECRET_FILE: path.join(dir, 'bad') });
+      } catch (caught) {
+        message = (caught as Error).message;
+      }
+      expect(message).toContain('APP_SECRET=(value hidden)');
+      expect(message).not.toContain('not-hex-at-all');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('never echoes a secret value, even a malformed one', () => {
