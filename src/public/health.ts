@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { documentErrors } from '../platform/http/schemas.js';
+import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { notReadyReason, ReadinessSchema } from '../platform/readiness.js';
 import { VERSION } from '../platform/version.js';
 
@@ -65,19 +66,29 @@ export function registerHealthRoute(app: App, ctx: AppContext): void {
  * cached; answered while paused, so the pause shows.
  */
 export function registerReadinessRoute(app: App, ctx: AppContext): void {
+  // Requests that arrive while the checks run share their answer: a burst of probes asks the
+  // facilitator, the chain and the bucket once, not once per probe.
+  let inFlight: ReturnType<AppContext['readiness']> | undefined;
+  const check = () => {
+    inFlight ??= ctx.readiness().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
   app.get(
     READY_PATH,
     {
+      config: rateLimitConfig(ctx.config, 'public'),
       schema: {
         tags: ['public'],
         summary:
           "Readiness: this process's dependencies (database, blobs, git host, facilitator, chain, Redis) and the pause; never cached",
-        response: { 200: ReadinessSchema, ...documentErrors(['paused', 'internal']) },
+        response: { 200: ReadinessSchema, ...documentErrors(['paused', 'rate_limited', 'internal']) },
       },
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
-      const state = await ctx.readiness();
+      const state = await check();
       if (state.ready) return state;
       throw new AppError('paused', {
         message: `Not ready: ${notReadyReason(state)}`,

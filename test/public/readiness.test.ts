@@ -2,16 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { newWallet } from '../identity/support.js';
 import { createPaymentsApp, type PaymentsTestApp } from '../purchases/support.js';
-import { USDC_DOMAIN } from '../support/chain.js';
-import { openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
-import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 import { freePort } from '../support/process.js';
 
 /**
@@ -20,23 +16,15 @@ import { freePort } from '../support/process.js';
  * facilitator over HTTP and a chain behind JSON-RPC; each is stopped in turn, then the pause.
  */
 describe('readiness', () => {
-  let chainDb: TestDatabase;
-  let chain: DevnetChain;
-  let rpc: JsonRpcServer;
+  let base: BaseStandIn;
   let facilitator: FaultyFacilitator;
   let s3: S3rver;
   let s3Dir: string;
   let t: PaymentsTestApp;
 
   beforeAll(async () => {
-    chainDb = await openTestDatabase('pglite');
-    chain = await startDevnetChain({
-      db: chainDb.db,
-      platformKey: generatePrivateKey(),
-      tokenName: USDC_DOMAIN.name,
-    });
-    rpc = await serveJsonRpc((method, params) => chain.request({ method, params } as never));
-    facilitator = await startFaultyFacilitator(devnetFacilitator(chain));
+    base = await startBaseStandIn();
+    facilitator = await startFaultyFacilitator(devnetFacilitator(base.chain));
     s3Dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-s3-'));
     const s3Port = await freePort();
     s3 = new S3rver({
@@ -51,7 +39,7 @@ describe('readiness', () => {
       env: {
         PAYMENTS_MODE: 'mainnet',
         FACILITATOR_URL: facilitator.url,
-        BASE_RPC_URL: rpc.url,
+        BASE_RPC_URL: base.rpc.url,
         PLATFORM_PAYOUT_ADDRESS: newWallet().address,
         S3_BUCKET: 'artifacts',
         S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
@@ -65,8 +53,7 @@ describe('readiness', () => {
     await t?.close();
     await s3?.close().catch(() => {});
     await facilitator?.close().catch(() => {});
-    await rpc?.close();
-    await chainDb?.close();
+    await base?.close();
     await rm(s3Dir, { recursive: true, force: true });
   });
 

@@ -30,13 +30,19 @@ describe('pausing the git host', () => {
     await t?.close();
   });
 
-  it('refuses pushes while paused and takes them after; reads still work', async () => {
+  /** A new creator's hosted listing, and a work tree with `v1.0.0` tagged, not pushed yet. */
+  async function taggedListing() {
     const creator = await registerCreator(t);
     const listing = await createHostedListing(t, creator.apiKey, key.publicKey);
     const remote = `ssh://git@127.0.0.1:${ssh.port}/${listing.owner}/${listing.slug}.git`;
     const work = await workRepo();
     await commitFile(work, 'README.md', '# Tool\n', 'First');
     await work.git('tag', 'v1.0.0');
+    return { listing, remote, work };
+  }
+
+  it('refuses pushes while paused and takes them after; reads still work', async () => {
+    const { listing, remote, work } = await taggedListing();
 
     await t.ctx.pause.set(true);
     const refused = await gitOverSsh(work.dir, key.file, ['push', remote, 'main', '--tags']);
@@ -56,12 +62,7 @@ describe('pausing the git host', () => {
   });
 
   it('holds a queued cut while paused, without failing it, and cuts it on resume', async () => {
-    const creator = await registerCreator(t);
-    const listing = await createHostedListing(t, creator.apiKey, key.publicKey);
-    const remote = `ssh://git@127.0.0.1:${ssh.port}/${listing.owner}/${listing.slug}.git`;
-    const work = await workRepo();
-    await commitFile(work, 'README.md', '# Tool\n', 'First');
-    await work.git('tag', 'v1.0.0');
+    const { listing, remote, work } = await taggedListing();
     // Paused between the push and its cut: the job finds the pause.
     const sent: unknown[] = [];
     const jobs = t.ctx.jobs!;

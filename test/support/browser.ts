@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 
 /** Debian's Chromium, installed by .ci/run; playwright-core never downloads a browser of its own. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -76,4 +76,30 @@ export async function checkPageLayout(page: Page, name: string): Promise<void> {
     expect(await seriousAxeViolations(page), `${name} at ${width}px`).toEqual([]);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/**
+ * The steps of one journey through a browser, each a test: once a step fails, the later ones (which
+ * build on it) are skipped, and what the page showed is kept as `<failureShot>.png` beside the
+ * other screenshots.
+ */
+export function journeySteps(page: () => Page | undefined, failureShot: string, defaultTimeout: number) {
+  let broken = false;
+  return (name: string, run: () => Promise<void>, timeout = defaultTimeout) =>
+    it(
+      name,
+      async (ctx) => {
+        if (broken) ctx.skip();
+        try {
+          await run();
+        } catch (error) {
+          broken = true;
+          await page()
+            ?.screenshot({ path: path.join(SCREENSHOTS, `${failureShot}.png`), fullPage: true })
+            .catch(() => {});
+          throw error;
+        }
+      },
+      timeout,
+    );
 }

@@ -8,6 +8,9 @@ import {
   parseErc6492Signature,
   recoverAddress,
 } from 'viem';
+import { generatePrivateKey } from 'viem/accounts';
+import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import { openTestDatabase } from './db.js';
 import { type JsonRpcServer, serveJsonRpc } from './json-rpc.js';
 
 /** A smart wallet (EIP-1271) that accepts signatures by its owner, deployed or counterfactual. */
@@ -78,4 +81,33 @@ async function recovers(hash: Hex, signature: Hex, expected: Address): Promise<b
 
 function bool(value: boolean): Hex {
   return `0x${value ? '1'.padStart(64, '0') : '0'.repeat(64)}`;
+}
+
+/**
+ * Base as a mainnet-mode deployment reaches it: a chain of its own (EDR, the token at the Base
+ * USDC address with real USDC's domain) behind a JSON-RPC endpoint for `BASE_RPC_URL`. A
+ * facilitator in front of `chain` is the caller's to choose.
+ */
+export interface BaseStandIn {
+  chain: DevnetChain;
+  rpc: JsonRpcServer;
+  close(): Promise<void>;
+}
+
+export async function startBaseStandIn(): Promise<BaseStandIn> {
+  const database = await openTestDatabase('pglite');
+  const chain = await startDevnetChain({
+    db: database.db,
+    platformKey: generatePrivateKey(),
+    tokenName: USDC_DOMAIN.name,
+  });
+  const rpc = await serveJsonRpc((method, params) => chain.request({ method, params } as never));
+  return {
+    chain,
+    rpc,
+    async close() {
+      await rpc.close();
+      await database.close();
+    },
+  };
 }

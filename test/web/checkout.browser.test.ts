@@ -4,9 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
 import type { Hex, PrivateKeyAccount } from 'viem';
-import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { cutJob } from '../../src/releases/jobs.js';
@@ -20,11 +19,9 @@ import {
   publishListing,
 } from '../purchases/support.js';
 import { commitFile, eventually, gitOverSsh, workRepo } from '../releases/support.js';
-import { checkPageLayout, launchBrowser, SCREENSHOTS } from '../support/browser.js';
-import { USDC_DOMAIN } from '../support/chain.js';
-import { openTestDatabase, type TestDatabase } from '../support/db.js';
+import { checkPageLayout, journeySteps, launchBrowser } from '../support/browser.js';
+import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
-import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 import { freePort } from '../support/process.js';
 import {
   api,
@@ -153,9 +150,8 @@ function watchProblems(page: Page, problems: string[]) {
 }
 
 describe('buying in the browser, in mainnet mode against Base stand-ins', () => {
-  let chainDb: TestDatabase;
+  let baseChain: BaseStandIn;
   let chain: DevnetChain;
-  let rpc: JsonRpcServer;
   let facilitator: FaultyFacilitator;
   let t: PaymentsTestApp;
   let base: string;
@@ -178,13 +174,8 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   const problems: string[] = [];
 
   beforeAll(async () => {
-    chainDb = await openTestDatabase('pglite');
-    chain = await startDevnetChain({
-      db: chainDb.db,
-      platformKey: generatePrivateKey(),
-      tokenName: USDC_DOMAIN.name,
-    });
-    rpc = await serveJsonRpc((method, params) => chain.request({ method, params } as never));
+    baseChain = await startBaseStandIn();
+    chain = baseChain.chain;
     facilitator = await startFaultyFacilitator(devnetFacilitator(chain));
     sanctionsDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-sanctions-'));
     await writeFile(path.join(sanctionsDir, 'list.txt'), `${sanctioned.address}\n`);
@@ -198,7 +189,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
         SSH_PORT: String(sshPort),
         PAYMENTS_MODE: 'mainnet',
         FACILITATOR_URL: facilitator.url,
-        BASE_RPC_URL: rpc.url,
+        BASE_RPC_URL: baseChain.rpc.url,
         PLATFORM_PAYOUT_ADDRESS: newWallet().address,
         SETTLEMENT_TIMEOUT_MS: '1000',
         EXPLORER_TX_URL: 'https://explorer.example/tx/{tx}',
@@ -235,8 +226,7 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     if (work) await rm(work.dir, { recursive: true, force: true });
     if (seller) await rm(path.dirname(seller.key.file), { recursive: true, force: true });
     await facilitator?.close();
-    await rpc?.close();
-    await chainDb?.close();
+    await baseChain?.close();
     await rm(sanctionsDir, { recursive: true, force: true });
     expect(problems).toEqual([]);
   });
@@ -267,25 +257,8 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   const checkout = (page: Page) => page.locator('#checkout');
 
   /** One step of the journey; once a step fails, the later ones (which build on it) are skipped. */
-  let broken = false;
   let page: Page;
-  const step = (name: string, run: () => Promise<void>, timeout = 90_000) =>
-    it(
-      name,
-      async (ctx) => {
-        if (broken) ctx.skip();
-        try {
-          await run();
-        } catch (error) {
-          broken = true;
-          await page
-            ?.screenshot({ path: path.join(SCREENSHOTS, 'checkout-failure.png'), fullPage: true })
-            .catch(() => {});
-          throw error;
-        }
-      },
-      timeout,
-    );
+  const step = journeySteps(() => page, 'checkout-failure', 90_000);
 
   step(
     'offers every wallet the browser announces, by name and icon; without script the page is as it was',

@@ -6,7 +6,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { TERMS_VERSION } from '../../src/identity/terms.js';
 import { formatUsd } from '../../src/platform/money/usd.js';
@@ -16,7 +16,7 @@ import { bearer, newInvite, newWallet, signedChallenge } from '../identity/suppo
 import { type SshKey, sshKeygen } from '../listings/support.js';
 import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../purchases/support.js';
 import { commitFile, workRepo } from '../releases/support.js';
-import { checkPageLayout, launchBrowser, SCREENSHOTS } from '../support/browser.js';
+import { checkPageLayout, journeySteps, launchBrowser } from '../support/browser.js';
 import { freePort } from '../support/process.js';
 
 const exec = promisify(execFile);
@@ -115,25 +115,7 @@ describe('the creator web app, end to end in a real browser', () => {
   });
 
   /** One step of the journey; once a step fails, the later ones (which build on it) are skipped. */
-  let broken = false;
-  const step = (name: string, run: () => Promise<void>, timeout = 60_000) =>
-    it(
-      name,
-      async (ctx) => {
-        if (broken) ctx.skip();
-        try {
-          await run();
-        } catch (error) {
-          broken = true;
-          // What the page showed when the step failed, next to the other screenshots.
-          await page
-            ?.screenshot({ path: path.join(SCREENSHOTS, 'failure.png'), fullPage: true })
-            .catch(() => {});
-          throw error;
-        }
-      },
-      timeout,
-    );
+  const step = journeySteps(() => page, 'failure', 60_000);
 
   const api = async (url: string, key: string) => {
     const res = await t.app.inject({ url: `/api${url}`, headers: bearer(key) });

@@ -1,9 +1,8 @@
 import { generateJwt } from '@coinbase/cdp-sdk/auth';
-import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { purchases } from '../../src/db/schema/index.js';
-import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { newWallet } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
@@ -13,9 +12,7 @@ import {
   newCdpKey,
   startCdpFacilitator,
 } from '../support/cdp-facilitator.js';
-import { USDC_DOMAIN } from '../support/chain.js';
-import { openTestDatabase, type TestDatabase } from '../support/db.js';
-import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
+import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
 
 /**
  * Issue 39: Coinbase's facilitator requires a CDP JWT on every request. Mainnet mode against a
@@ -23,27 +20,20 @@ import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
  */
 describe('an authenticated facilitator (CDP JWTs)', () => {
   const key = newCdpKey();
-  let chainDb: TestDatabase;
+  let base: BaseStandIn;
   let chain: DevnetChain;
-  let rpc: JsonRpcServer;
   let cdp: CdpFacilitator;
   const apps: PaymentsTestApp[] = [];
 
   beforeAll(async () => {
-    chainDb = await openTestDatabase('pglite');
-    chain = await startDevnetChain({
-      db: chainDb.db,
-      platformKey: generatePrivateKey(),
-      tokenName: USDC_DOMAIN.name,
-    });
-    rpc = await serveJsonRpc((method, params) => chain.request({ method, params } as never));
+    base = await startBaseStandIn();
+    chain = base.chain;
     cdp = await startCdpFacilitator(devnetFacilitator(chain), key);
   });
   afterAll(async () => {
     for (const t of apps) await t.close();
     await cdp?.close();
-    await rpc?.close();
-    await chainDb?.close();
+    await base?.close();
   });
 
   async function mainnetApp(credentials: { id?: string; secret?: string }) {
@@ -51,7 +41,7 @@ describe('an authenticated facilitator (CDP JWTs)', () => {
       env: {
         PAYMENTS_MODE: 'mainnet',
         FACILITATOR_URL: cdp.url,
-        BASE_RPC_URL: rpc.url,
+        BASE_RPC_URL: base.rpc.url,
         PLATFORM_PAYOUT_ADDRESS: newWallet().address,
         ...(credentials.id ? { CDP_API_KEY_ID: credentials.id } : {}),
         ...(credentials.secret ? { CDP_API_KEY_SECRET: credentials.secret } : {}),
