@@ -44,6 +44,12 @@ export const SECTIONS: Section[] = [
     ],
   },
   {
+    title: 'Metrics and readiness',
+    intro:
+      'What an operator watches: each process\'s Prometheus metrics and readiness ([OPERATIONS.md](OPERATIONS.md), "Metrics and readiness").',
+    variables: ['METRICS_TOKEN', 'METRICS_PORT', 'METRICS_HOST'],
+  },
+  {
     title: 'Data, database and processes',
     intro:
       'One machine needs none of these. Past one machine, every process shares one PostgreSQL, one Redis, one S3 bucket and one `APP_SECRET` ([OPERATIONS.md](OPERATIONS.md), "Scaling out").',
@@ -139,6 +145,7 @@ export const SECTIONS: Section[] = [
       'S3_BUCKET',
       'S3_REGION',
       'S3_ENDPOINT',
+      'S3_PUBLIC_ENDPOINT',
       'S3_ACCESS_KEY_ID',
       'S3_SECRET_ACCESS_KEY',
       'S3_FORCE_PATH_STYLE',

@@ -26,7 +26,13 @@ import { BODY_LIMITS, installJsonBodyParser } from './platform/http/json-body.js
 import { pruneUnreferencedSchemas } from './platform/http/openapi-prune.js';
 import { requestIdFor } from './platform/http/request-id.js';
 import { validatorCompiler } from './platform/http/zod-validation.js';
-import { installRateLimits } from './platform/limits/rate-limit.js';
+import { installRateLimits, rateLimitConfig } from './platform/limits/rate-limit.js';
+import {
+  installHttpMetrics,
+  METRICS_PATH,
+  metricsExposed,
+  registerMetricsRoute,
+} from './platform/metrics/exposition.js';
 import { errorPages } from './public/error-pages.js';
 import { READY_PATH } from './public/health.js';
 import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './public/routes.js';
@@ -35,7 +41,7 @@ import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
 
 /** Health keeps SPEC's meaning while paused; readiness says the pause itself. */
-const ANSWERED_WHILE_PAUSED: ReadonlySet<string> = new Set(['/api/health', READY_PATH]);
+const ANSWERED_WHILE_PAUSED: ReadonlySet<string> = new Set(['/api/health', READY_PATH, METRICS_PATH]);
 
 /** The HTTP application: platform plugins, then every domain's routes. Does not listen. */
 export async function buildApp(ctx: AppContext): Promise<App> {
@@ -116,7 +122,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   await installCors(app);
-  installRateLimits(app, ctx.redis);
+  installRateLimits(app, ctx.redis, (route) => ctx.metrics.rateLimitRefusals.inc({ route }));
+  if (metricsExposed(config.metrics)) installHttpMetrics(app, ctx.metrics);
+  if (config.metrics.token) {
+    registerMetricsRoute(app, ctx.metrics, config.metrics.token, {
+      config: rateLimitConfig(config, 'public'),
+    });
+  }
   // After the rate limits, so that a guessed key counts against the limit before it is looked up.
   authenticateKeyRoutesFirst(app);
   await app.register(swagger, {

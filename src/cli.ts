@@ -75,19 +75,29 @@ function worker(config: Config): Promise<void> {
   return runUntilSignalled(config, async () => {
     const { createContext } = await loadRuntime();
     const { startOperatorSocket } = await import('./operations.js');
+    const { startMetricsListener } = await import('./platform/metrics/exposition.js');
     const runtime = await createContext(config, { jobs: 'workers' });
     // `repo402 ready` (and the other operator commands) reach it on its DATA_DIR's socket.
     const control = await startOperatorSocket(runtime.ctx);
-    runtime.ctx.pause.start();
-    runtime.ctx.log.info({ database: runtime.ctx.database.driver }, 'repo402 worker is up');
-    return {
-      log: runtime.ctx.log,
-      async close() {
-        runtime.ctx.pause.stop();
-        await control?.close();
-        await runtime.close();
-      },
+    const close = async () => {
+      runtime.ctx.pause.stop();
+      await metrics?.close();
+      await control?.close();
+      await runtime.close();
     };
+    let metrics: Awaited<ReturnType<typeof startMetricsListener>>;
+    try {
+      metrics = await startMetricsListener(runtime.ctx);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    runtime.ctx.pause.start();
+    runtime.ctx.log.info(
+      { database: runtime.ctx.database.driver, metrics: metrics?.address },
+      'repo402 worker is up',
+    );
+    return { log: runtime.ctx.log, close };
   });
 }
 

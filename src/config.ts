@@ -83,6 +83,20 @@ export const EnvSchema = z.object({
       description:
         '`false`, or the comma-separated addresses/CIDRs of the proxies in front, whose `X-Forwarded-For` entries are trusted; `true` trusts every entry, so a client can choose the address its rate limits count unless the proxy replaces the header (warned at start). No hop count: it would trust a client that reaches the port directly',
     }),
+  // Operations (docs/OPERATIONS.md, "Metrics and readiness").
+  METRICS_TOKEN: z.string().trim().min(32, 'expected at least 32 characters').max(512).optional().meta({
+    description:
+      "Serves this process's Prometheus metrics at `GET /metrics` on the public listener to requests carrying `Authorization: Bearer <METRICS_TOKEN>` (any other request gets `404`); also required on `METRICS_PORT` when set",
+    unset: '`/metrics` is `404` on the public listener',
+  }),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional().meta({
+    description:
+      'A second listener, on `METRICS_HOST`, serving `GET /metrics` and `GET /ready` for this process (serve, worker or git-host): how the worker and the git host are watched',
+    unset: 'no second listener',
+  }),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1').meta({
+    description: 'Interface of the `METRICS_PORT` listener: keep it internal',
+  }),
   APP_SECRET: z
     .string()
     .regex(/^[0-9a-fA-F]{64,}$/, 'expected at least 32 bytes as hex (64+ hex characters)')
@@ -346,6 +360,11 @@ export const EnvSchema = z.object({
   S3_ENDPOINT: url(['http:', 'https:'])
     .optional()
     .meta({ description: 'Endpoint of an S3-compatible store (MinIO, R2, …)', unset: 'AWS' }),
+  S3_PUBLIC_ENDPOINT: url(['http:', 'https:']).optional().meta({
+    description:
+      "Endpoint that buyers' download URLs (presigned, 5 minutes) name, when the store is reached at another address from the servers (`S3_ENDPOINT` on an internal network); signed for that host, so the store must answer there under the same bucket and region",
+    unset: '`S3_ENDPOINT` (or AWS)',
+  }),
   S3_ACCESS_KEY_ID: z
     .string()
     .min(1)
@@ -389,6 +408,8 @@ export interface Config {
   logLevel: string;
   paused: boolean;
   trustProxy: boolean | string;
+  /** Where this process's metrics and readiness are served (`METRICS_*`). */
+  metrics: MetricsConfig;
   /** Hex; when absent the runtime keeps a generated one in the data directory. */
   appSecret?: string;
   /**
@@ -468,6 +489,14 @@ export interface ReleaseLimits {
   treeMaxDepth: number;
 }
 
+export interface MetricsConfig {
+  /** Bearer token for `/metrics`: serves it on the public listener, required on the second one. */
+  token?: string;
+  /** The second listener (`/metrics`, `/ready`); unset, there is none. */
+  port?: number;
+  host: string;
+}
+
 export interface PaymentsConfig {
   mode: 'devnet' | 'mainnet';
   facilitatorUrl?: string;
@@ -487,6 +516,8 @@ export interface S3Config {
   bucket: string;
   region: string;
   endpoint?: string;
+  /** The endpoint presigned download URLs name; unset, `endpoint`. */
+  publicEndpoint?: string;
   accessKeyId?: string;
   secretAccessKey?: string;
   forcePathStyle: boolean;
@@ -520,6 +551,7 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'GITHUB_APP_PRIVATE_KEY',
   'GITHUB_WEBHOOK_SECRET',
   'CDP_API_KEY_SECRET',
+  'METRICS_TOKEN',
 ]);
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
@@ -628,6 +660,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     paused: e.PAUSED,
     trustProxy: e.TRUST_PROXY,
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     appSecret: e.APP_SECRET,
     attestationKey: e.ATTESTATION_KEY?.toLowerCase(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -703,6 +736,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
           bucket: e.S3_BUCKET,
           region: e.S3_REGION,
           endpoint: e.S3_ENDPOINT,
+          publicEndpoint: e.S3_PUBLIC_ENDPOINT,
           accessKeyId: e.S3_ACCESS_KEY_ID,
           secretAccessKey: e.S3_SECRET_ACCESS_KEY,
           forcePathStyle: e.S3_FORCE_PATH_STYLE,

@@ -13,6 +13,7 @@ import type { ListingEvents } from './platform/cache/listing-events.js';
 import type { Clock } from './platform/clock.js';
 import type { JobQueue } from './platform/jobs.js';
 import type { PauseSwitch } from './platform/limits/pause.js';
+import type { Metrics } from './platform/metrics/metrics.js';
 import type { Readiness } from './platform/readiness.js';
 import type { ReleaseInspector } from './releases/inspection/inspector.js';
 import type { PaymentRail } from './x402/rail.js';
@@ -52,6 +53,8 @@ export interface AppDeps {
   repositories: Repositories;
   /** Analyses and scans a cut release (`releaseInspector`); tests hand the cut a stand-in. */
   inspectRelease: ReleaseInspector;
+  /** This process's Prometheus metrics (docs/OPERATIONS.md, "Metrics and readiness"). */
+  metrics: Metrics;
   /** Whether this process can do its work now: every dependency it uses, and the pause. */
   readiness(): Promise<Readiness>;
 }

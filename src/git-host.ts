@@ -4,6 +4,7 @@ import { repositoryOperations } from './git/repository-operations.js';
 import { type SshServer, startSshServer } from './git/ssh-server.js';
 import { operations, startOperatorSocket } from './operations.js';
 import { type ControlServer, startControlServer } from './platform/control.js';
+import { type MetricsListener, startMetricsListener } from './platform/metrics/exposition.js';
 import { hostedRepoAccess } from './releases/ssh-access.js';
 import { createContext, type Runtime } from './runtime.js';
 
@@ -42,6 +43,7 @@ export async function startGitHost(config: Config): Promise<RunningGitHost> {
   let ssh: SshServer | undefined;
   let api: ControlServer | undefined;
   let control: ControlServer | undefined;
+  let metrics: MetricsListener | undefined;
   try {
     ssh = await startSshServer(ctx, hostedRepoAccess(ctx));
     api = await startControlServer(
@@ -50,25 +52,28 @@ export async function startGitHost(config: Config): Promise<RunningGitHost> {
       { ping: operations.ping, ...repositoryOperations },
     );
     control = await startOperatorSocket(ctx);
+    metrics = await startMetricsListener(ctx);
     ctx.pause.start();
     ctx.log.info(
-      { operations: api.address, ssh: ssh.address, database: ctx.database.driver },
+      { operations: api.address, ssh: ssh.address, metrics: metrics?.address, database: ctx.database.driver },
       `repo402 git host is up: repository operations on ${api.address}, git over SSH on ${ssh.address}`,
     );
   } catch (error) {
+    await metrics?.close();
     await control?.close();
     await api?.close();
     await ssh?.close();
     await runtime.close();
     throw error;
   }
-  const started = { ssh, api, control };
+  const started = { ssh, api, control, metrics };
   let closing: Promise<void> | undefined;
   return {
     runtime,
     address: api.address,
     close: () => {
       closing ??= (async () => {
+        await started.metrics?.close();
         await started.control?.close();
         await started.api.close();
         await started.ssh.close();

@@ -10,6 +10,7 @@ import {
   type Operations,
   startControlServer,
 } from './platform/control.js';
+import { logEvent } from './platform/events.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 import { attestUnattestedReleases } from './releases/cut/attest.js';
@@ -21,11 +22,8 @@ function operation<A, R>(
   return { args, run };
 }
 
-/** Every operator command, runnable through the control socket or in-process by the CLI. */
-export const operations = {
-  ping: operation(z.object({}), async () => 'pong'),
-  /** `repo402 ready`: this process's readiness, for a supervisor on the same machine. */
-  ready: operation(z.object({}), (ctx) => ctx.readiness()),
+/** The commands that change something: each one run is an `operator.command` event in the log. */
+const commands = {
   migrate: operation(z.object({}), async (ctx) => {
     await migrate(ctx.database);
     return 'ok';
@@ -55,6 +53,33 @@ export const operations = {
     await ctx.pause.set(paused);
     return { paused: ctx.pause.paused };
   }),
+} satisfies Operations<AppContext>;
+
+function logged<O extends Operations<AppContext>>(ops: O): O {
+  return Object.fromEntries(
+    Object.entries(ops).map(([command, op]) => [
+      command,
+      operation(op.args, async (ctx, args) => {
+        try {
+          // Each entry's own schema parsed `args` before this runs.
+          const result = await op.run(ctx, args as never);
+          logEvent(ctx.log, 'operator.command', { command, outcome: 'done' });
+          return result;
+        } catch (error) {
+          logEvent(ctx.log, 'operator.command', { command, outcome: 'failed' });
+          throw error;
+        }
+      }),
+    ]),
+  ) as O;
+}
+
+/** Every operator command, runnable through the control socket or in-process by the CLI. */
+export const operations = {
+  ping: operation(z.object({}), async () => 'pong'),
+  /** `repo402 ready`: this process's readiness, for a supervisor on the same machine. */
+  ready: operation(z.object({}), (ctx) => ctx.readiness()),
+  ...logged(commands),
 } satisfies Operations<AppContext>;
 
 export type OperationName = keyof typeof operations;

@@ -15,14 +15,18 @@ import { openBlobStore } from './platform/blobs/config.js';
 import { Caches } from './platform/cache/caches.js';
 import { ListingEvents } from './platform/cache/listing-events.js';
 import { type Clock, systemClock } from './platform/clock.js';
+import { sharedWhileRunning } from './platform/concurrency.js';
 import { type AnyJobSpec, JobQueue } from './platform/jobs.js';
 import { checkComplianceConfig } from './platform/limits/compliance.js';
 import { PauseSwitch } from './platform/limits/pause.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from './platform/limits/rate-limit-counters.js';
 import { createLogger } from './platform/logger.js';
+import { Metrics } from './platform/metrics/metrics.js';
 import { readiness } from './platform/readiness.js';
 import { loadOrCreateSecretFile } from './platform/secret-file.js';
+import { observeSettlementBacklog } from './purchases/metrics.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
+import { countingFailures } from './x402/facilitator-client.js';
 import type { PaymentRail } from './x402/rail.js';
 
 export interface Runtime {
@@ -114,6 +118,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     const takesPayments = options.openPayments ?? mode !== 'none';
     if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
+    const metrics = processMetrics(config, jobs, takesPayments, { database, clock });
     let rail: Promise<PaymentRail> | undefined;
     const ctx: AppContext = {
       config,
@@ -130,7 +135,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
-      readiness: () => readiness(ctx, { payments: takesPayments }),
+      metrics,
+      // A burst of probes (load balancer, supervisor, the metrics listener) asks the facilitator,
+      // the chain and the bucket once, not once per probe.
+      readiness: sharedWhileRunning(() => readiness(ctx, { payments: takesPayments })),
       repositories: config.gitHostUrl
         ? remoteRepositories(config.gitHostUrl, appSecret)
         : localRepositories(config),
@@ -143,6 +151,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
             (opened) => {
               // On devnet, smart-wallet signatures verify against the devnet chain.
               if (opened.devnet) ctx.chainClient = opened.devnet.publicClient;
+              opened.facilitator = countingFailures(opened.facilitator, metrics.facilitatorErrors);
               return opened;
             },
             (error: unknown) => {
@@ -172,6 +181,27 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await close();
     throw error;
   }
+}
+
+/**
+ * The process's metrics: every counter always (an addition each), the gauges that need a query for
+ * what this process does, and Node's process metrics when an operator exposes them.
+ */
+function processMetrics(
+  config: Config,
+  jobs: JobQueue<AppContext> | undefined,
+  takesPayments: boolean,
+  deps: { database: Database; clock: Clock },
+): Metrics {
+  const metrics = new Metrics();
+  if (config.metrics.token || config.metrics.port !== undefined) metrics.collectProcessMetrics();
+  if (takesPayments) observeSettlementBacklog({ metrics, ...deps });
+  if (jobs) {
+    metrics.readGauge('repo402_job_queue_depth', 'Jobs waiting to run, per queue', ['queue'], async () =>
+      [...(await jobs.depths())].map(([queue, value]) => ({ labels: { queue }, value })),
+    );
+  }
+  return metrics;
 }
 
 const LISTING_CHANGES = 'repo402_listing_changed';

@@ -6,6 +6,7 @@ import { type SshServer, startSshServer } from './git/ssh-server.js';
 import { startOperatorSocket } from './operations.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import type { ControlServer } from './platform/control.js';
+import { type MetricsListener, startMetricsListener } from './platform/metrics/exposition.js';
 import { hostedRepoAccess } from './releases/ssh-access.js';
 import { createContext, type Runtime } from './runtime.js';
 
@@ -23,6 +24,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
   let app: App | undefined;
   let control: ControlServer | undefined;
   let ssh: SshServer | undefined;
+  let metrics: MetricsListener | undefined;
   try {
     app = await buildApp(runtime.ctx);
     // SSH first: once /api/health answers, remotes handed out by the API work. A process with a
@@ -30,12 +32,14 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
     if (!config.gitHostUrl) ssh = await startSshServer(runtime.ctx, hostedRepoAccess(runtime.ctx));
     const address = await app.listen({ port: config.port, host: config.host });
     control = await startOperatorSocket(runtime.ctx);
+    metrics = await startMetricsListener(runtime.ctx);
     runtime.ctx.pause.start();
     const git = ssh ? `git over SSH on ${ssh.address}` : `repositories at the git host ${config.gitHostUrl}`;
     app.log.info(
       {
         http: address,
         ssh: ssh?.address,
+        metrics: metrics?.address,
         gitHost: config.gitHostUrl,
         baseUrl: config.baseUrl,
         sshRemotes: remoteUrl(config, '<owner>', '<slug>'),
@@ -51,6 +55,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
       address,
       close: () => {
         closing ??= (async () => {
+          await metrics?.close();
           await control?.close();
           await ssh?.close();
           await started.close();
@@ -60,6 +65,7 @@ export async function startServer(config: Config, clock: Clock = systemClock): P
       },
     };
   } catch (error) {
+    await metrics?.close();
     await control?.close();
     await ssh?.close();
     await app?.close();

@@ -1,6 +1,8 @@
 import type { Address, Hex } from 'viem';
 import type { AppContext } from '../context.js';
 import { payoutAddressInForce } from '../identity/creators.js';
+import { logEvent } from '../platform/events.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
 import type { PayoutOutcome, PayoutTransfers } from '../x402/payout-transfers.js';
 import {
   creatorBalances,
@@ -105,6 +107,7 @@ async function send(ctx: AppContext, payouts: PayoutTransfers, sweepId: string, 
   try {
     await payouts.send(raw);
   } catch (error) {
+    ctx.metrics.chainErrors.inc({ operation: 'send_payout' });
     ctx.log.warn({ err: error, sweepId }, 'payout send unanswered; the chain decides its outcome');
   }
 }
@@ -133,5 +136,12 @@ async function close(
   const finishedAt = ctx.clock.now();
   const outcome = state === 'sent' ? { state } : { state, error: (error ?? 'failed').slice(0, 500) };
   await finishSweep(ctx.database.db, sweep.id, outcome, finishedAt);
+  ctx.metrics.payouts.inc({ outcome: state });
+  logEvent(ctx.log, state === 'sent' ? 'payout.sent' : 'payout.failed', {
+    sweep_id: sweep.id,
+    amount_micro: formatMicroUsdc(sweep.amountMicro),
+    transaction: sweep.transaction ?? undefined,
+    error: outcome.error,
+  });
   return { ...sweep, ...outcome, finishedAt };
 }

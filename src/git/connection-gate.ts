@@ -46,6 +46,8 @@ export class ConnectionGate {
   constructor(
     private readonly caps: ConnectionCaps,
     private readonly log: FastifyBaseLogger,
+    /** Told of every refusal (logged lines are thinned, this is not): the refusal metric. */
+    private readonly onRefused: (cap: Cap) => void = () => {},
   ) {}
 
   /** True when `socket` is admitted (and counted until it closes); otherwise it is already destroyed. */
@@ -61,6 +63,7 @@ export class ConnectionGate {
     const cap = this.capReached(address, block);
     if (cap) {
       socket.destroy();
+      this.onRefused(cap);
       this.logRefusal(cap, remote, block);
       return false;
     }

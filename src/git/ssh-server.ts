@@ -64,7 +64,7 @@ const COMMAND = /^git[- ](upload-pack|receive-pack) '\/?([a-z0-9-]+)\/([a-z0-9-]
  * slot), and is closed after the idle timeout with no bytes either way.
  */
 export async function startSshServer(
-  ctx: Pick<AppContext, 'config' | 'log' | 'pause'>,
+  ctx: Pick<AppContext, 'config' | 'log' | 'pause' | 'metrics'>,
   access: SshAccess,
   options: { port?: number; host?: string } = {},
 ): Promise<SshServer> {
@@ -72,7 +72,8 @@ export async function startSshServer(
   const hooks = await installHooks(ctx.config, access.hooks);
   const log = ctx.log.child({ component: 'ssh' });
   const limits = ctx.config.ssh;
-  const gate = new ConnectionGate(limits.connectionCaps, log);
+  const { sshConnections, sshRefusals } = ctx.metrics;
+  const gate = new ConnectionGate(limits.connectionCaps, log, (cap) => sshRefusals.inc({ reason: cap }));
   /** Admitted connections by TCP peer (`ip port`), which is how ssh2 names them to us. */
   const connections = new Map<
     string,
@@ -102,6 +103,8 @@ export async function startSshServer(
   );
   const listener = net.createServer((socket) => {
     if (!gate.admit(socket)) return;
+    sshConnections.inc();
+    socket.once('close', () => sshConnections.dec());
     const peer = `${socket.remoteAddress} ${socket.remotePort}`;
     // Absolute, not an inactivity timer: a client trickling bytes gets no longer than a silent one.
     const handshakeDeadline = setTimeout(() => {
@@ -126,7 +129,12 @@ export async function startSshServer(
         drop();
       }, limits.handshakeTimeoutMs);
     };
-    client.on('close', () => clearTimeout(commandDeadline));
+    /** A key offered and refused: counted once, when the connection closes without logging in. */
+    let keyRefused = false;
+    client.on('close', () => {
+      clearTimeout(commandDeadline);
+      if (keyRefused && !fingerprint) sshRefusals.inc({ reason: 'unknown_key' });
+    });
     client.on('error', (error) => log.debug({ err: error }, 'ssh client error'));
     client.on('authentication', (auth) => {
       if (auth.method !== 'publickey') return auth.reject(['publickey']);
@@ -134,7 +142,10 @@ export async function startSshServer(
       access
         .isKnownKey(candidate)
         .then((known) => {
-          if (!known) return auth.reject(['publickey']);
+          if (!known) {
+            keyRefused = true;
+            return auth.reject(['publickey']);
+          }
           // Without a signature the client only asks whether this key would do.
           if (!auth.signature) return auth.accept();
           const key = utils.parseKey(`${auth.key.algo} ${auth.key.data.toString('base64')}`);
@@ -143,6 +154,7 @@ export async function startSshServer(
             !auth.blob ||
             key.verify(auth.blob, auth.signature, auth.hashAlgo) !== true
           ) {
+            sshRefusals.inc({ reason: 'bad_signature' });
             return auth.reject(['publickey']);
           }
           fingerprint = candidate;
@@ -179,17 +191,18 @@ export async function startSshServer(
             commands -= 1;
             if (commands === 0) awaitCommand();
           });
-          const refuse = (message: string) => {
+          const refuse = (message: string, reason: string) => {
+            sshRefusals.inc({ reason });
             channel.stderr.write(`repo402: ${message}\n`);
             channel.exit(128);
             channel.end();
           };
           // Paused: nothing new is taken in; reading what is there stays possible.
-          if (service === 'receive-pack' && ctx.pause.paused) return refuse(PAUSED_PUSH);
+          if (service === 'receive-pack' && ctx.pause.paused) return refuse(PAUSED_PUSH, 'paused');
           access
             .open({ fingerprint, owner, slug, service })
             .then((grant) => {
-              if ('refused' in grant) return refuse(grant.refused);
+              if ('refused' in grant) return refuse(grant.refused, 'access');
               const gitDir = repoPath(ctx.config, owner, slug);
               const child = spawnGitService(service, gitDir, {
                 hooksDir: hooks,
@@ -201,7 +214,7 @@ export async function startSshServer(
               child.stdin.on('error', () => {});
               child.on('error', (error) => {
                 log.error({ err: error }, 'git failed to start');
-                refuse('internal error');
+                refuse('internal error', 'internal');
               });
               child.on('close', (code) => {
                 const finish = () => {
@@ -219,7 +232,7 @@ export async function startSshServer(
             })
             .catch((error) => {
               log.error({ err: error }, 'ssh exec failed');
-              refuse('internal error');
+              refuse('internal error', 'internal');
             });
         });
       });

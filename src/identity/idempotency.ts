@@ -60,7 +60,23 @@ export async function findReplay(
       'This Idempotency-Key was used with a different request; use a new key for a new request',
     );
   }
-  return { statusCode: row.statusCode, body: JSON.parse(unseal(ctx.appSecret, request, row.responseSealed)) };
+  let sealed: string;
+  try {
+    sealed = unseal(ctx.appSecret, request, row.responseSealed);
+  } catch {
+    // Sealed under the secret in force before APP_SECRET was rotated: the request took effect, but
+    // its response (which held a credential) is gone for good, and doing it again would conflict.
+    throw AppError.invalid(
+      [
+        {
+          field: 'Idempotency-Key',
+          reason: 'its response cannot be replayed after the server secret changed',
+        },
+      ],
+      'This Idempotency-Key was used and its request done already; the stored response cannot be replayed since the server secret was rotated',
+    );
+  }
+  return { statusCode: row.statusCode, body: JSON.parse(sealed) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Address } from 'viem';
 import type { AppContext } from '../context.js';
 import { AppError } from '../platform/errors.js';
+import { logEvent } from '../platform/events.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
 import { issueApiKey } from './api-keys.js';
 import { consumeChallenge, refusedAs, type SignedChallenge, verifyChallenge } from './challenges.js';
@@ -69,6 +70,7 @@ export async function registerCreator(
     const body = await createCreator(ctx, input, request, async (tx, response, at) => {
       if (idempotent) await recordResponse(tx, ctx, idempotent, response, at);
     });
+    logEvent(ctx.log, 'creator.registered', { creator_id: body.id, handle: body.handle });
     return { statusCode: 201, body, replayed: false };
   } catch (error) {
     // A concurrent request with the same key may have won the race (same handle, same challenge):

@@ -6,6 +6,7 @@ import type { RepoRef } from '../github/client.js';
 import { lockCreator } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
+import { logEvent } from '../platform/events.js';
 import { CLAIM_FILE, claimNames, noAccess, readClaimFile } from './github-claim.js';
 import {
   countDrafts,
@@ -256,6 +257,7 @@ export async function retireOwnListing(ctx: AppContext, creatorId: string, id: s
   const listing = await liveOwnedListing(ctx.database.db, creatorId, id);
   const retired = await updateListing(ctx.database.db, id, { status: 'retired', retiredAt: ctx.clock.now() });
   if (!retired) throw retiredError();
+  logEvent(ctx.log, 'listing.retired', { listing_id: id, listing: `${retired.owner}/${retired.slug}` });
   ctx.listingEvents.announce(retired.owner, retired.slug);
   if (listing.source === 'hosted') {
     // Pushes are refused for retired listings by the SSH server (it reads the status); the marker

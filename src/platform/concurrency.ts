@@ -26,3 +26,17 @@ export async function mapConcurrently<T, R>(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return results;
 }
+
+/**
+ * `task`, shared by the calls that arrive while it runs: a burst of callers (probes of readiness)
+ * starts it once and all receive that answer; the next call after it ends starts it again.
+ */
+export function sharedWhileRunning<R>(task: () => Promise<R>): () => Promise<R> {
+  let running: Promise<R> | undefined;
+  return () => {
+    running ??= task().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}

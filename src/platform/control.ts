@@ -1,10 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { z } from 'zod';
 import { AppError, type ErrorCode, isAppError } from './errors.js';
+import { bearerMatches } from './tokens.js';
 
 /**
  * Operations one repo402 process runs for another, as `POST /ops/<name>` with JSON arguments:
@@ -68,12 +68,6 @@ async function runOperation<C>(ctx: C, operations: Operations<C>, name: string, 
   }
 }
 
-function sameToken(given: string | undefined, token: string): boolean {
-  // Hashed first, so the comparison takes the same time whatever the given length.
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return given !== undefined && timingSafeEqual(digest(given), digest(`Bearer ${token}`));
-}
-
 export async function startControlServer<C>(
   endpoint: OperationsEndpoint,
   ctx: C,
@@ -84,7 +78,7 @@ export async function startControlServer<C>(
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if ('token' in endpoint && !sameToken(req.headers.authorization, endpoint.token)) {
+    if ('token' in endpoint && !bearerMatches(req.headers.authorization, endpoint.token)) {
       req.resume();
       return reply({ status: 401, body: { error: 'a valid bearer token is required' } });
     }

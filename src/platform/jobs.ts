@@ -175,6 +175,16 @@ export class JobQueue<C> {
     this.markStopped();
   }
 
+  /** Jobs waiting to run (created or waiting to retry), per queue, for the queue-depth gauge. */
+  async depths(): Promise<Map<string, number>> {
+    const waiting = await this.database.query<{ name: string; count: number }>(
+      `select name, count(*)::int as count from ${PGBOSS_SCHEMA}.job where state in ('created', 'retry') group by name`,
+    );
+    const depths = new Map(this.specs.map((spec) => [spec.name, 0]));
+    for (const row of waiting.rows) if (depths.has(row.name)) depths.set(row.name, row.count);
+    return depths;
+  }
+
   /** For tests and the operator: the state of one job. */
   getJob(name: string, id: string) {
     return this.boss.getJobById(name, id, { includeArchive: true });

@@ -66,15 +66,6 @@ export function registerHealthRoute(app: App, ctx: AppContext): void {
  * cached; answered while paused, so the pause shows.
  */
 export function registerReadinessRoute(app: App, ctx: AppContext): void {
-  // Requests that arrive while the checks run share their answer: a burst of probes asks the
-  // facilitator, the chain and the bucket once, not once per probe.
-  let inFlight: ReturnType<AppContext['readiness']> | undefined;
-  const check = () => {
-    inFlight ??= ctx.readiness().finally(() => {
-      inFlight = undefined;
-    });
-    return inFlight;
-  };
   app.get(
     READY_PATH,
     {
@@ -88,7 +79,7 @@ export function registerReadinessRoute(app: App, ctx: AppContext): void {
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
-      const state = await check();
+      const state = await ctx.readiness();
       if (state.ready) return state;
       throw new AppError('paused', {
         message: `Not ready: ${notReadyReason(state)}`,

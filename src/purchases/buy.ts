@@ -9,6 +9,7 @@ import type { PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/cache/caches.js';
 import { BASE_CHAIN_ID } from '../platform/chain-client.js';
 import { AppError } from '../platform/errors.js';
+import { logEvent } from '../platform/events.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
 import { parseMicroUsdc } from '../platform/money/money.js';
 import { publishedRelease, updateOffer } from '../releases/service.js';
@@ -95,7 +96,34 @@ const anonymousOffers = listingCacheSlot<PaymentRequiredResponse>({
   keyedByListing: true,
 });
 
-export async function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
+/** Buys the listing's latest release (or answers its 402), counted by outcome and logged when granted. */
+export function buyLatest(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
+  return buy(ctx, request).then(
+    (result) => {
+      if (result.status === 'payment_required') {
+        ctx.metrics.countPurchase('payment_required');
+      } else {
+        const { grant } = result;
+        ctx.metrics.countPurchase(grant.kind);
+        logEvent(ctx.log, 'purchase.granted', {
+          listing: `${request.owner}/${request.slug}`,
+          version: grant.version,
+          kind: grant.kind,
+          purchase_id: grant.purchase_id,
+          transaction: grant.transaction,
+          via: request.source,
+        });
+      }
+      return result;
+    },
+    (error: unknown) => {
+      ctx.metrics.countPurchase('refused', error instanceof AppError ? error.code : 'internal');
+      throw error;
+    },
+  );
+}
+
+async function buy(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
   assertCountryAllowed(ctx.config.compliance, request.country);
   // With a payment the payer is the authorization's signer, so an X-Wallet-Signature beside it
   // is not read (nor used up): x402 clients resend the first request's headers with the payment.

@@ -47,6 +47,9 @@ export async function reconcilePayments(
       await touchPayment(ctx.database.db, row.id, ctx.clock.now());
     }
   }
+  ctx.metrics.reconcilerRuns.inc();
+  for (const [decision, count] of Object.entries(counts))
+    ctx.metrics.reconcilerDecisions.inc({ decision }, count);
   if (counts.settled + counts.failed + counts.pending > 0) ctx.log.info(counts, 'payments reconciled');
   return counts;
 }

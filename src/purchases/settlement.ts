@@ -3,6 +3,9 @@ import { isHash } from 'viem';
 import type { AppContext } from '../context.js';
 import { cacheSlot } from '../platform/cache/caches.js';
 import { AppError } from '../platform/errors.js';
+import { logEvent } from '../platform/events.js';
+import { secondsSince } from '../platform/metrics/metrics.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
 import { type AuthorizationState, readAuthorization } from '../x402/authorization-state.js';
 import type { PaymentRail } from '../x402/rail.js';
 import {
@@ -92,6 +95,16 @@ export async function recordSettlement(
     if (existing) return existing;
     throw new Error(`payment ${payment.id} is settled without a purchase`);
   }
+  logEvent(ctx.log, 'settlement.decided', {
+    state: 'settled',
+    payment_id: payment.id,
+    purchase_id: recorded.purchase.id,
+    listing_id: payment.listingId,
+    version: payment.version,
+    amount_micro: formatMicroUsdc(payment.amountMicro),
+    transaction,
+    duplicate: recorded.duplicate,
+  });
   if (recorded.duplicate) {
     ctx.log.error(
       { paymentId: payment.id, listingId: payment.listingId, version: payment.version, transaction },
@@ -123,6 +136,7 @@ export async function chainStateOf(
       ctx.clock.now(),
     );
   } catch (error) {
+    ctx.metrics.chainErrors.inc({ operation: 'read_authorization' });
     ctx.log.warn({ err: error, paymentId: payment.id }, 'reading the authorization on chain failed');
     return undefined;
   }
@@ -167,6 +181,17 @@ type SettleAttempt = SettleResult | { kind: 'timeout' };
  * sent: settling blind could only add confusion to a payment that may have landed.
  */
 export async function driveSettlement(
+  ctx: AppContext,
+  rail: PaymentRail,
+  payment: PaymentRow,
+): Promise<SettlementOutcome> {
+  const started = performance.now();
+  const outcome = await settleOnce(ctx, rail, payment);
+  ctx.metrics.settlementDuration.observe({ outcome: outcome.state }, secondsSince(started));
+  return outcome;
+}
+
+async function settleOnce(
   ctx: AppContext,
   rail: PaymentRail,
   payment: PaymentRow,
@@ -230,21 +255,30 @@ async function concludeAttempt(
     // The facilitator refused before broadcasting (and the chain, when readable, shows the
     // authorization unused): nothing was charged. The row is failed; the same authorization may
     // be sent again, and the reconciler keeps reading the chain for it while it stays usable.
-    await releasePayment(ctx.database.db, payment.id, ctx.clock.now(), {
-      state: 'failed',
-      errorReason: reason,
-    });
-    return { state: 'failed', error: errorForReason(reason, attempt.response.errorMessage) };
+    return fail(ctx, payment, reason, attempt.response.errorMessage);
   }
   return keepSettling(ctx, payment, reason);
 }
 
-async function fail(ctx: AppContext, payment: PaymentRow, reason: string): Promise<SettlementOutcome> {
+async function fail(
+  ctx: AppContext,
+  payment: PaymentRow,
+  reason: string,
+  message?: string,
+): Promise<SettlementOutcome> {
   await releasePayment(ctx.database.db, payment.id, ctx.clock.now(), {
     state: 'failed',
     errorReason: reason,
   });
-  return { state: 'failed', error: errorForReason(reason) };
+  logEvent(ctx.log, 'settlement.decided', {
+    state: 'failed',
+    payment_id: payment.id,
+    listing_id: payment.listingId,
+    version: payment.version,
+    amount_micro: formatMicroUsdc(payment.amountMicro),
+    reason,
+  });
+  return { state: 'failed', error: errorForReason(reason, message) };
 }
 
 /** The outcome is not known yet: the row stays `settling` for a retry or the reconciler. */

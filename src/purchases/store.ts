@@ -351,6 +351,18 @@ export async function unresolvedPayments(db: Db, idleSince: Date, now: Date, lim
     .limit(limit);
 }
 
+/** Payments whose settlement is not decided yet: how many, and when the oldest was taken. */
+export async function settlementBacklog(db: Db): Promise<{ count: number; oldest: Date | null }> {
+  const [row] = await db
+    .select({
+      count: sql<number>`count(*)::int`,
+      oldest: sql<Date | null>`min(${payments.createdAt})`.mapWith(payments.createdAt),
+    })
+    .from(payments)
+    .where(eq(payments.state, 'settling'));
+  return { count: row?.count ?? 0, oldest: row?.oldest ?? null };
+}
+
 /**
  * Failed rows whose authorization may still be executed (by its payer, or a broadcast we did not
  * hear of), so the chain is read once more for them; past `usableUntil` they stay failed.

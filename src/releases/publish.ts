@@ -8,6 +8,7 @@ import {
   retiredError,
 } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
+import { logEvent } from '../platform/events.js';
 import { latestPassingRelease, newestAnyRelease } from './service.js';
 import { computedParts, markOnSale } from './store.js';
 
@@ -77,6 +78,10 @@ export async function publishOwnListing(ctx: AppContext, creatorId: string, id: 
     return row;
   });
   if (published) {
+    logEvent(ctx.log, 'listing.published', {
+      listing_id: id,
+      listing: `${published.owner}/${published.slug}`,
+    });
     ctx.listingEvents.announce(published.owner, published.slug);
     return published;
   }

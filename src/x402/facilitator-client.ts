@@ -1,4 +1,5 @@
-import type { HTTPFacilitatorClient } from '@x402/core/http';
+import type { FacilitatorClient, HTTPFacilitatorClient } from '@x402/core/http';
+import type { Counter } from 'prom-client';
 import type { PaymentsConfig } from '../config.js';
 
 /**
@@ -34,4 +35,24 @@ export async function httpFacilitator(config: PaymentsConfig): Promise<HTTPFacil
       return { verify, settle, supported };
     },
   });
+}
+
+/**
+ * `facilitator`, counting each request that fails (no answer, or an error status) by operation.
+ * A refusal the facilitator answers (`isValid: false`, `success: false`) is its decision, not a fault.
+ */
+export function countingFailures(
+  facilitator: FacilitatorClient,
+  failures: Counter<'operation'>,
+): FacilitatorClient {
+  const counted = <T>(operation: string, request: () => Promise<T>): Promise<T> =>
+    request().catch((error: unknown) => {
+      failures.inc({ operation });
+      throw error;
+    });
+  return {
+    verify: (payload, requirements) => counted('verify', () => facilitator.verify(payload, requirements)),
+    settle: (payload, requirements) => counted('settle', () => facilitator.settle(payload, requirements)),
+    getSupported: () => counted('supported', () => facilitator.getSupported()),
+  };
 }

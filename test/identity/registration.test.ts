@@ -285,6 +285,23 @@ describe.each(BACKENDS)('POST /api/creators on %s', (backend) => {
       expect(JSON.stringify(records)).not.toContain(key);
     });
 
+    it('after APP_SECRET is rotated, a replay says its response cannot be replayed instead of failing', async () => {
+      t = await createTestApp({ backend });
+      const key = randomUUID();
+      const body = await registrationBody(t);
+      expect((await postCreator(t, body, { 'idempotency-key': key })).statusCode).toBe(201);
+      // What a restart with a new APP_SECRET gives every reader of the secret.
+      t.ctx.appSecret = randomBytes(32);
+      const replay = await postCreator(t, body, { 'idempotency-key': key });
+      expect(replay.statusCode, replay.body).toBe(400);
+      expect(replay.json()).toMatchObject({
+        code: 'invalid_request',
+        details: { issues: [{ field: 'Idempotency-Key' }] },
+      });
+      expect(replay.json().message).toMatch(/done already/);
+      expect(await t.ctx.database.db.select().from(creators)).toHaveLength(1);
+    });
+
     it('does not count replays against the registration limit; new registrations still are', async () => {
       t = await createTestApp({ backend });
       const ip = freshIp();

@@ -3,9 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobNotFoundError } from '../../src/platform/blobs/blobs.js';
 import { s3BlobStore } from '../../src/platform/blobs/s3.js';
+import { freePort } from '../support/process.js';
 
 /**
  * A stand-in for an S3-compatible store: path-style PutObject and GetObject on one bucket, objects
@@ -90,5 +92,48 @@ describe('S3 blob store', () => {
     await expect(store().putBytes('../etc/passwd', Buffer.from('x'), 'text/plain')).rejects.toThrow(
       'invalid blob key',
     );
+  });
+});
+
+/**
+ * Issue 39: the servers reach the store at one address and buyers at another. A download URL is
+ * signed for the public host (SigV4 signs the Host header, so a URL signed for the internal one
+ * cannot be edited into a public one), and a real S3 API server (s3rver) serves it there.
+ */
+describe('S3 blob store with a public endpoint', () => {
+  let s3: S3rver;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    s3 = new S3rver({
+      address: '127.0.0.1',
+      port,
+      directory: await mkdtemp(path.join(os.tmpdir(), 'repo402-s3rver-')),
+      silent: true,
+      configureBuckets: [{ name: 'artifacts' }],
+    });
+    await s3.run();
+  });
+  afterAll(() => s3?.close());
+
+  const store = (publicEndpoint?: string) =>
+    s3BlobStore({
+      bucket: 'artifacts',
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      publicEndpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    });
+
+  it('presigns download URLs for S3_PUBLIC_ENDPOINT, valid there', async () => {
+    await store().putBytes('releases/y/1.0.0/a.zip', Buffer.from('public bytes'), 'application/zip');
+    const url = new URL(await store(`http://localhost:${port}`).presignGet!('releases/y/1.0.0/a.zip', 300));
+    expect(url.host).toBe(`localhost:${port}`);
+    const fetched = await fetch(url);
+    expect(fetched.status).toBe(200);
+    expect(await fetched.text()).toBe('public bytes');
   });
 });

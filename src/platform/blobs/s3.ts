@@ -14,19 +14,9 @@ import { assertBlobKey, BlobNotFoundError, type BlobStore } from './blobs.js';
 
 /** Blobs in an S3-compatible bucket (AWS, MinIO, R2…); downloads can be presigned GET URLs. */
 export function s3BlobStore(config: S3Config): BlobStore {
-  const client = new S3Client({
-    region: config.region,
-    endpoint: config.endpoint,
-    forcePathStyle: config.forcePathStyle,
-    // Checksums only where S3 requires them: S3-compatible stores (MinIO, R2, older Ceph) differ
-    // in their support for the SDK's default trailing checksums on streamed uploads.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    credentials:
-      config.accessKeyId && config.secretAccessKey
-        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
-        : undefined,
-  });
+  const client = s3Client(config, config.endpoint);
+  // Presigning sends nothing: this client only signs URLs for the host buyers reach.
+  const presigner = config.publicEndpoint ? s3Client(config, config.publicEndpoint) : client;
   const objectKey = (key: string) => {
     assertBlobKey(key);
     return config.prefix ? `${config.prefix}/${key}` : key;
@@ -70,9 +60,25 @@ export function s3BlobStore(config: S3Config): BlobStore {
       }
     },
     presignGet(key, seconds) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket: config.bucket, Key: objectKey(key) }), {
+      return getSignedUrl(presigner, new GetObjectCommand({ Bucket: config.bucket, Key: objectKey(key) }), {
         expiresIn: seconds,
       });
     },
   };
+}
+
+function s3Client(config: S3Config, endpoint: string | undefined): S3Client {
+  return new S3Client({
+    region: config.region,
+    endpoint,
+    forcePathStyle: config.forcePathStyle,
+    // Checksums only where S3 requires them: S3-compatible stores (MinIO, R2, older Ceph) differ
+    // in their support for the SDK's default trailing checksums on streamed uploads.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    credentials:
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
+  });
 }

@@ -20,6 +20,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Where every limit of this app counts (`installRateLimits`). */
     rateLimitStore: RateLimitStore;
+    /** Told of each request a limit refuses, by route (the refusal metric). */
+    rateLimitRefused: (route: string) => void;
   }
 }
 
@@ -38,9 +40,14 @@ const NAME_SPACE = 'repo402:rl:';
  * cached public read about 5 µs of its 40-50 (docs/DECISIONS.md, D-94): promises and
  * awaits around a synchronous count, and Fastify's `routeOptions` built on every request.
  */
-export function installRateLimits(app: FastifyInstance, redis?: Redis): void {
+export function installRateLimits(
+  app: FastifyInstance,
+  redis: Redis | undefined,
+  refused: (route: string) => void,
+): void {
   const store = rateLimitStore(NAME_SPACE, app.log, redis);
   app.decorate('rateLimitStore', store);
+  app.decorate('rateLimitRefused', refused);
   app.addHook('onRoute', (route) => {
     const rule = route.config?.limit;
     if (!rule) return;
@@ -49,7 +56,9 @@ export function installRateLimits(app: FastifyInstance, redis?: Redis): void {
     appendHook(
       route,
       'onRequest',
-      limitRequests(store.child(`${methods.join(',')}${route.url}-`), rule, clientOf),
+      limitRequests(store.child(`${methods.join(',')}${route.url}-`), rule, clientOf, () =>
+        refused(route.url),
+      ),
     );
   });
 }
@@ -75,6 +84,7 @@ export function countedRateLimit(
     app.rateLimitStore.child(`counted-${name}-`),
     rateLimitConfig(config, routeClass).limit,
     clientOf,
+    () => app.rateLimitRefused(name),
   );
   return (request, reply) =>
     new Promise((resolve, reject) => {
@@ -90,6 +100,7 @@ function limitRequests(
   store: RateLimitStore,
   { max, windowMs }: RateLimitRule,
   keyOf: (request: FastifyRequest) => string,
+  refused: () => void,
 ): onRequestHookHandler {
   return (request, reply, done) => {
     store.incr(
@@ -119,6 +130,7 @@ function limitRequests(
           done();
           return;
         }
+        refused();
         const retryAfterSeconds = shownRemaining === 0 ? Math.max(resetSeconds, shownReset) : resetSeconds;
         done(
           new AppError('rate_limited', {

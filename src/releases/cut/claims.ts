@@ -3,6 +3,7 @@ import { listTags } from '../../git/refs.js';
 import { lockCreator } from '../../identity/creators.js';
 import type { Listing } from '../../listings/service.js';
 import { isAppError } from '../../platform/errors.js';
+import { logEvent } from '../../platform/events.js';
 import { compareVersions, versionOfTag } from '../../platform/versions.js';
 import { cutJob } from '../jobs.js';
 import { cutVersions, insertCut, type ReleaseCutRow, reclaimCut } from '../store.js';
@@ -62,6 +63,8 @@ export async function uncutTags(
  */
 export async function cutPushedTags(ctx: AppContext, listing: Listing, gitDir: string): Promise<string[]> {
   const lines: string[] = [];
+  const queued: string[] = [];
+  const refused: { version: string; code: string }[] = [];
   for (const tag of await uncutTags(ctx, listing, await listTags(gitDir))) {
     try {
       const row = await requestCut(ctx, listing, {
@@ -70,11 +73,16 @@ export async function cutPushedTags(ctx: AppContext, listing: Listing, gitDir: s
         commitSha: tag.commit,
         trigger: 'push',
       });
-      if (row) lines.push(`release ${tag.version} queued`);
+      if (row) {
+        queued.push(tag.version);
+        lines.push(`release ${tag.version} queued`);
+      }
     } catch (error) {
       if (!isAppError(error)) throw error;
+      refused.push({ version: tag.version, code: error.code });
       lines.push(`release ${tag.version} not queued: ${error.message}`);
     }
   }
+  logEvent(ctx.log, 'push.received', { listing: `${listing.owner}/${listing.slug}`, queued, refused });
   return lines;
 }

@@ -7,6 +7,7 @@ import { repoPath } from '../../git/repos.js';
 import { lockCreator } from '../../identity/creators.js';
 import { type Listing, listingById } from '../../listings/service.js';
 import type { AppError } from '../../platform/errors.js';
+import { logEvent } from '../../platform/events.js';
 import { compareVersions, parseVersion } from '../../platform/versions.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
 import { hostingMeta } from '../hosting.js';
@@ -66,11 +67,12 @@ export async function runCut(
       release = await snapshot(ctx, listing, cut, gitDir);
       // The release log lists it from now on, pending (or refused).
       ctx.listingEvents.announce(listing.owner, listing.slug);
+      if (release.verdict !== 'pending') cutFinished(ctx, listing, cut, release.verdict);
     }
     if (release.verdict === 'pending') {
-      await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
+      const verdict = await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
         if (!isRefusal(error)) throw error;
-        await recordVerdict(ctx, listing, release, gitDir, {
+        const recorded = await recordVerdict(ctx, listing, release, gitDir, {
           verdict: 'fail',
           computed: null,
           scan: refusalReport(error, ctx.clock.now()),
@@ -79,7 +81,9 @@ export async function runCut(
           sbomKey: null,
           diffSummary: null,
         });
+        return recorded ? ('fail' as const) : undefined;
       });
+      if (verdict) cutFinished(ctx, listing, cut, verdict);
     }
   } catch (error) {
     if (isSourceRefusal(error)) {
@@ -93,6 +97,7 @@ export async function runCut(
     }
     if (!options.finalAttempt) throw error;
     ctx.log.error({ err: error, cutId, version: cut.version }, 'release cut failed for good');
+    cutFinished(ctx, listing, cut, 'error');
     await finishCut(
       db,
       cut.id,
@@ -101,6 +106,21 @@ export async function runCut(
       `internal: the release could not be cut (cut ${cut.id}); tag a new version to try again`,
     );
   }
+}
+
+/** Counts and logs a cut that ended: with the verdict it recorded, or `error` when it failed for good. */
+function cutFinished(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, verdict: string): void {
+  const seconds = Math.max(0, (ctx.clock.now().getTime() - cut.requestedAt.getTime()) / 1000);
+  ctx.metrics.cuts.inc({ verdict });
+  ctx.metrics.cutDuration.observe({ verdict }, seconds);
+  logEvent(ctx.log, 'release.cut', {
+    listing: `${listing.owner}/${listing.slug}`,
+    version: cut.version,
+    commit: cut.commitSha,
+    trigger: cut.trigger,
+    verdict,
+    seconds,
+  });
 }
 
 /**
@@ -254,7 +274,7 @@ async function inspect(
   listing: Listing,
   release: ReleaseRow,
   gitDir: string,
-): Promise<void> {
+): Promise<ReleaseRow['verdict'] | undefined> {
   const previous = await releasesBelow(ctx.database.db, listing.id, parseVersion(release.version)!);
   const result = await ctx.inspectRelease({
     repoPath: gitDir,
@@ -286,6 +306,8 @@ async function inspect(
     sbomKey,
     diffSummary: result.diffSummary,
   });
-  // A new passing release changes what the listing's public documents show.
-  if (recorded) ctx.listingEvents.announce(listing.owner, listing.slug);
+  if (!recorded) return undefined;
+  // A new verdict changes what the listing's public documents show.
+  ctx.listingEvents.announce(listing.owner, listing.slug);
+  return result.verdict;
 }
