@@ -7,7 +7,6 @@ import { recoversTo } from '../identity/ecrecover.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/cache/caches.js';
-import { BASE_CHAIN_ID } from '../platform/chain-client.js';
 import { AppError } from '../platform/errors.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
 import { parseMicroUsdc } from '../platform/money/money.js';
@@ -385,7 +384,7 @@ function claimedRow(
     asset: key.asset,
     payer: key.payer,
     nonce: key.nonce,
-    network: rail.network,
+    network: rail.network.caip2,
     payTo: rail.payTo.toLowerCase(),
     amountMicro: offer.amountMicro,
     listingId: listing.id,
@@ -468,7 +467,7 @@ function notSignedByPayer(): AppError {
 async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
   const parameters = {
     address: payment.authorization.from,
-    domain: { ...rail.tokenDomain, chainId: BASE_CHAIN_ID, verifyingContract: rail.asset },
+    domain: { ...rail.tokenDomain, chainId: rail.network.chainId, verifyingContract: rail.asset },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization' as const,
     message: payment.authorization,
