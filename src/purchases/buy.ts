@@ -341,7 +341,7 @@ async function payWith(
   if (!verified.isValid) {
     // A refusal may say nothing of the signature (a nonce used already is reported before it).
     await assertSignedByPayer(ctx, rail, payment);
-    const error = errorForReason(verified.invalidReason, verified.invalidMessage);
+    const error = errorForReason(rail.network, verified.invalidReason, verified.invalidMessage);
     // Used already: by a concurrent request of ours, or on chain without us (its payer may have
     // executed it). Either way it gets a row, and the row is decided by the chain, never refused
     // as a replay without the purchase it paid for.
@@ -506,7 +506,8 @@ async function continuePayment(
   if ('busy' in claim) {
     const after = await awaitOtherAttempt(ctx, row.id);
     if (after?.state === 'settled') throw await replayError(ctx, after);
-    if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
+    if (after?.state === 'failed' && after.errorReason)
+      throw errorForReason(ctx.config.payments.network, after.errorReason);
     throw pending('settlement_pending');
   }
   return settleClaimed(ctx, rail, claim.claimed, head);
