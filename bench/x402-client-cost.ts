@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { BASE_NETWORK, BASE_USDC } from '../src/platform/chain-client.js';
+import { BASE } from '../src/platform/networks.js';
 import type { Offer } from '../src/x402/offer.js';
 import { paymentRequiredBody } from '../src/x402/payment-required.js';
 import { signQuote } from '../src/x402/quotes.js';
@@ -34,7 +34,7 @@ interface Wire402 {
 }
 
 function repo402Wire(): Wire402 {
-  const rail = { network: BASE_NETWORK, asset: BASE_USDC, payTo, tokenDomain: USDC_DOMAIN } as PaymentRail;
+  const rail = { network: BASE, asset: BASE.usdc, payTo, tokenDomain: USDC_DOMAIN } as PaymentRail;
   const offer: Offer = {
     listingId: '00000000-0000-0000-0000-000000000000',
     owner: 'bench-seller',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { BASE, BASE_SEPOLIA, PAYMENT_NETWORKS, type PaymentNetwork } from './platform/networks.js';
 
 /**
  * The one configuration, read from the environment once at start-up. A bad value stops start-up
@@ -19,6 +20,9 @@ const rateLimit = z
     const [max, windowSeconds] = value.split('/').map(Number) as [number, number];
     return { max, windowSeconds };
   });
+
+/** x402's public facilitator for test networks (Base Sepolia among them); it asks for no key. */
+export const TESTNET_FACILITATOR_URL = 'https://x402.org/facilitator';
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -125,7 +129,7 @@ export const EnvSchema = z.object({
   }),
   GIT_HOST_URL: url(['http:', 'https:']).optional().meta({
     description:
-      'The git host\'s `http://host:port` (`repo402 git-host`): this process keeps no repositories and runs no SSH server; needs `DATABASE_URL`, `S3_BUCKET`, `APP_SECRET` and `PAYMENTS_MODE=mainnet` ([OPERATIONS.md](OPERATIONS.md), "Scaling out")',
+      'The git host\'s `http://host:port` (`repo402 git-host`): this process keeps no repositories and runs no SSH server; needs `DATABASE_URL`, `S3_BUCKET`, `APP_SECRET` and `PAYMENTS_MODE=mainnet` or `testnet` ([OPERATIONS.md](OPERATIONS.md), "Scaling out")',
     unset: 'repositories in `$DATA_DIR/repos`',
   }),
   RATE_LIMIT_PUBLIC: rateLimit.default({ max: 600, windowSeconds: 60 }).meta({
@@ -156,7 +160,7 @@ export const EnvSchema = z.object({
   // Identity and compliance.
   BASE_RPC_URL: url(['http:', 'https:']).optional().meta({
     description:
-      'JSON-RPC endpoint of Base: required on mainnet (settlements whose answer was lost are decided by reading the chain); enables smart-wallet (EIP-1271, ERC-6492) signatures',
+      'JSON-RPC endpoint of the chain paid on (Base, or Base Sepolia on testnet): required on mainnet and testnet (settlements whose answer was lost are decided by reading the chain; the rail checks its chain id at start); enables smart-wallet (EIP-1271, ERC-6492) signatures',
     unset: 'plain wallet signatures only',
   }),
   SANCTIONS_FILE: z.string().min(1).optional().meta({
@@ -191,15 +195,17 @@ export const EnvSchema = z.object({
     .optional()
     .meta({ description: 'Sender of those messages', unset: '`repo402 <no-reply@<BASE_URL host>>`' }),
   // Payments (docs/PAYMENTS.md).
-  PAYMENTS_MODE: z.enum(['devnet', 'mainnet']).default('devnet').meta({
+  PAYMENTS_MODE: z.enum(['devnet', 'testnet', 'mainnet']).default('devnet').meta({
     description:
-      "`devnet`: a local chain in-process (Hardhat's EDR, a USDC-compatible token, the reference facilitator), so a fresh install sells and settles for real; `mainnet`: Base through `FACILITATOR_URL` ([PAYMENTS.md](PAYMENTS.md))",
+      "`devnet`: a local chain in-process (Hardhat's EDR, a USDC-compatible token, the reference facilitator), so a fresh install sells and settles for real; `testnet`: staging on Base Sepolia (`eip155:84532`) with Circle's test USDC through `FACILITATOR_URL`, to rehearse before real money; `mainnet`: Base (`eip155:8453`) through `FACILITATOR_URL` ([PAYMENTS.md](PAYMENTS.md))",
   }),
-  FACILITATOR_URL: url(['http:', 'https:']).optional().meta({
-    description:
-      'An x402 facilitator; required on mainnet (with `PLATFORM_PAYOUT_ADDRESS` and `BASE_RPC_URL`), optional on devnet instead of the in-process one',
-    unset: 'the in-process one on devnet',
-  }),
+  FACILITATOR_URL: url(['http:', 'https:'])
+    .optional()
+    .meta({
+      description:
+        'An x402 facilitator; required on mainnet (with `PLATFORM_PAYOUT_ADDRESS` and `BASE_RPC_URL`), optional on testnet and on devnet (instead of the in-process one)',
+      unset: `the in-process one on devnet; \`${TESTNET_FACILITATOR_URL}\` (x402's public testnet facilitator) on testnet`,
+    }),
   CDP_API_KEY_ID: z.string().trim().min(1).max(200).optional().meta({
     description:
       "Coinbase Developer Platform API key id: with `CDP_API_KEY_SECRET`, every request to `FACILITATOR_URL` carries a fresh CDP JWT for its method, host and path (Coinbase's facilitator, `https://api.cdp.coinbase.com/platform/v2/x402`, requires it)",
@@ -213,14 +219,18 @@ export const EnvSchema = z.object({
   USDC_CONTRACT: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
-    .default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
-    .meta({ description: 'Token contract on mainnet; the default is Base USDC' }),
+    .optional()
+    .meta({
+      description:
+        "Token contract on mainnet and testnet; another network's USDC is refused (Base's on testnet, Base Sepolia's on mainnet)",
+      unset: `Circle's USDC of the network: \`${BASE.usdc}\` on Base, \`${BASE_SEPOLIA.usdc}\` on Base Sepolia`,
+    }),
   PLATFORM_PAYOUT_ADDRESS: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address')
     .optional()
     .meta({
-      description: 'Where buyers pay on mainnet (`payTo`); required there',
+      description: 'Where buyers pay on mainnet and testnet (`payTo`); required there',
       unset: 'on devnet, the platform wallet derived from `APP_SECRET`',
     }),
   PAYOUT_PRIVATE_KEY: z
@@ -229,7 +239,7 @@ export const EnvSchema = z.object({
     .optional()
     .meta({
       description:
-        'Mainnet only: private key of `PLATFORM_PAYOUT_ADDRESS`; with it (and `BASE_RPC_URL`) the payout sweep pays creators from that address',
+        'Mainnet and testnet only: private key of `PLATFORM_PAYOUT_ADDRESS`; with it (and `BASE_RPC_URL`) the payout sweep pays creators from that address, which needs ETH for gas',
       unset: 'payout sweeps are skipped',
     }),
   PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0).meta({
@@ -245,7 +255,7 @@ export const EnvSchema = z.object({
     .meta({
       description:
         'Block-explorer page of a transaction, `{tx}` standing for the hash (an http(s) URL containing `{tx}`); sales and payouts link to it as `transaction_url`',
-      unset: '`https://basescan.org/tx/{tx}` on mainnet; no links on devnet',
+      unset: `\`${BASE.explorerTxUrl}\` on mainnet, \`${BASE_SEPOLIA.explorerTxUrl}\` on testnet; no links on devnet`,
     }),
   SETTLEMENT_TIMEOUT_MS: positiveInt.max(600_000).default(20_000).meta({
     description:
@@ -350,7 +360,7 @@ export const EnvSchema = z.object({
   OSV_SYNC: bool.optional().meta({
     description:
       'Hourly advisory sync from `OSV_URL` ([OPERATIONS.md](OPERATIONS.md), "Advisory data"); `repo402 advisories sync` runs it by hand either way',
-    unset: '`true` on mainnet, `false` on devnet',
+    unset: '`true` on mainnet and testnet, `false` on devnet',
   }),
   S3_BUCKET: z.string().min(1).optional().meta({
     description: 'Store release zips and SBOMs in this S3 bucket',
@@ -497,14 +507,19 @@ export interface MetricsConfig {
   host: string;
 }
 
+export type PaymentsMode = 'devnet' | 'testnet' | 'mainnet';
+
 export interface PaymentsConfig {
-  mode: 'devnet' | 'mainnet';
+  /** `devnet` runs its chain in-process; `testnet` and `mainnet` reach one over HTTP. */
+  mode: PaymentsMode;
+  /** Base for devnet (impersonated) and mainnet, Base Sepolia for testnet. */
+  network: PaymentNetwork;
   facilitatorUrl?: string;
   /** Coinbase Developer Platform credentials: every facilitator request carries a CDP JWT. */
   facilitatorCdpKey?: { id: string; secret: string };
   usdcContract: `0x${string}`;
   platformPayoutAddress?: `0x${string}`;
-  /** Signs payouts on mainnet; its address is platformPayoutAddress (checked when the rail opens). */
+  /** Signs payouts on mainnet and testnet; its address is platformPayoutAddress (checked when the rail opens). */
   payoutPrivateKey?: `0x${string}`;
   feeBps: number;
   settlementTimeoutMs: number;
@@ -603,24 +618,29 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const e = parsed.data;
-  if (e.PAYMENTS_MODE === 'mainnet') {
+  const network = e.PAYMENTS_MODE === 'testnet' ? BASE_SEPOLIA : BASE;
+  // The facilitator a testnet rehearsal starts with: x402's public one (no key needed).
+  const facilitatorUrl =
+    e.FACILITATOR_URL ?? (e.PAYMENTS_MODE === 'testnet' ? TESTNET_FACILITATOR_URL : undefined);
+  if (e.PAYMENTS_MODE !== 'devnet') {
     // Without a chain reader a payment whose settle answer was lost could only be guessed at;
     // the chain is the one witness of whether the buyer's transfer happened (docs/PAYMENTS.md).
     const missing = (['FACILITATOR_URL', 'PLATFORM_PAYOUT_ADDRESS', 'BASE_RPC_URL'] as const).filter(
-      (name) => !e[name],
+      (name) => !(name === 'FACILITATOR_URL' ? facilitatorUrl : e[name]),
     );
     if (missing.length > 0)
-      throw new ConfigError(missing.map((name) => `${name}: required when PAYMENTS_MODE=mainnet`));
+      throw new ConfigError(missing.map((name) => `${name}: required when PAYMENTS_MODE=${e.PAYMENTS_MODE}`));
+    assertUsdcOf(network, e.USDC_CONTRACT);
   } else if (e.PAYOUT_PRIVATE_KEY) {
     // On devnet the platform wallet is derived from APP_SECRET; a key given here would be ignored.
-    throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet']);
+    throw new ConfigError(['PAYOUT_PRIVATE_KEY: only used when PAYMENTS_MODE=mainnet or testnet']);
   }
   if (Boolean(e.CDP_API_KEY_ID) !== Boolean(e.CDP_API_KEY_SECRET)) {
     throw new ConfigError([
       `${e.CDP_API_KEY_ID ? 'CDP_API_KEY_SECRET' : 'CDP_API_KEY_ID'}: CDP_API_KEY_ID and CDP_API_KEY_SECRET are set together or not at all`,
     ]);
   }
-  if (e.CDP_API_KEY_ID && !e.FACILITATOR_URL) {
+  if (e.CDP_API_KEY_ID && !facilitatorUrl) {
     throw new ConfigError(['CDP_API_KEY_ID: authenticates requests to FACILITATOR_URL, which is not set']);
   }
   const github = githubAppConfig(e);
@@ -635,7 +655,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     // Each devnet process would run a chain of its own on one shared journal.
     if (e.PAYMENTS_MODE === 'devnet') {
       throw new ConfigError([
-        'PAYMENTS_MODE: processes sharing a git host share one chain: run `repo402 devnet serve` and set PAYMENTS_MODE=mainnet with its FACILITATOR_URL and BASE_RPC_URL (docs/OPERATIONS.md)',
+        'PAYMENTS_MODE: processes sharing a git host share one chain: Base Sepolia (testnet), Base (mainnet), or `repo402 devnet serve` with PAYMENTS_MODE=mainnet, its FACILITATOR_URL and BASE_RPC_URL (docs/OPERATIONS.md)',
       ]);
     }
   }
@@ -690,18 +710,18 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     },
     payments: {
       mode: e.PAYMENTS_MODE,
-      facilitatorUrl: e.FACILITATOR_URL,
+      network,
+      facilitatorUrl,
       facilitatorCdpKey:
         e.CDP_API_KEY_ID && e.CDP_API_KEY_SECRET
           ? { id: e.CDP_API_KEY_ID, secret: e.CDP_API_KEY_SECRET }
           : undefined,
-      usdcContract: e.USDC_CONTRACT as `0x${string}`,
+      usdcContract: (e.USDC_CONTRACT ?? network.usdc) as `0x${string}`,
       platformPayoutAddress: e.PLATFORM_PAYOUT_ADDRESS as `0x${string}` | undefined,
       payoutPrivateKey: e.PAYOUT_PRIVATE_KEY as `0x${string}` | undefined,
       feeBps: e.PLATFORM_FEE_BPS,
       settlementTimeoutMs: e.SETTLEMENT_TIMEOUT_MS,
-      explorerTxUrl:
-        e.EXPLORER_TX_URL ?? (e.PAYMENTS_MODE === 'mainnet' ? 'https://basescan.org/tx/{tx}' : undefined),
+      explorerTxUrl: e.EXPLORER_TX_URL ?? (e.PAYMENTS_MODE === 'devnet' ? undefined : network.explorerTxUrl),
     },
     ssh: {
       publicHost: e.SSH_HOST ?? new URL(e.BASE_URL ?? 'http://localhost').hostname,
@@ -729,7 +749,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     advisories: {
       osvUrl: e.OSV_URL.replace(/\/+$/, ''),
       // A production server keeps its data current; the devnet (and every test) never goes online.
-      sync: e.OSV_SYNC ?? e.PAYMENTS_MODE === 'mainnet',
+      sync: e.OSV_SYNC ?? e.PAYMENTS_MODE !== 'devnet',
     },
     s3: e.S3_BUCKET
       ? {
@@ -745,6 +765,23 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     github,
   };
+}
+
+/**
+ * Circle's USDC of the other network named as the token is a setting carried from staging to
+ * production or back: at that address the chain paid on has no USDC, so the rail could not open
+ * (or, with something else deployed there, would sell for a token nobody meant). Refused at start,
+ * naming both addresses; any other address is the operator's to choose.
+ */
+function assertUsdcOf(network: PaymentNetwork, usdcContract: string | undefined): void {
+  const other = PAYMENT_NETWORKS.find(
+    (candidate) => candidate !== network && candidate.usdc.toLowerCase() === usdcContract?.toLowerCase(),
+  );
+  if (other) {
+    throw new ConfigError([
+      `USDC_CONTRACT: ${usdcContract} is ${other.name}'s USDC, but this PAYMENTS_MODE pays on ${network.name} (${network.caip2}), whose USDC is ${network.usdc}; unset it for that one`,
+    ]);
+  }
 }
 
 /** All of the App's id, key and webhook secret, or none of them (Rail A off). */

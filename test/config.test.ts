@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { BASE, BASE_SEPOLIA } from '../src/platform/networks.js';
 
 describe('loadConfig', () => {
   it('uses the embedded defaults of DESIGN.md item 15', () => {
@@ -210,6 +211,87 @@ describe('loadConfig', () => {
     const own = 'http://explorer.local:4000/tx/{tx}?chain=base';
     expect(loadConfig({ EXPLORER_TX_URL: own }).payments.explorerTxUrl).toBe(own);
     expect(loadConfig({ ...mainnet, EXPLORER_TX_URL: own }).payments.explorerTxUrl).toBe(own);
+  });
+
+  describe('testnet: staging on Base Sepolia', () => {
+    const payout = `0x${'22'.repeat(20)}`;
+    const testnet = {
+      PAYMENTS_MODE: 'testnet',
+      PLATFORM_PAYOUT_ADDRESS: payout,
+      BASE_RPC_URL: 'https://rpc.example',
+    };
+
+    it("pays on eip155:84532 in Circle's test USDC through x402's public facilitator, linking Sepolia Basescan", () => {
+      const { payments, advisories } = loadConfig(testnet);
+      expect(payments).toMatchObject({
+        mode: 'testnet',
+        network: { name: 'Base Sepolia', chainId: 84532, caip2: 'eip155:84532', testnet: true },
+        usdcContract: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        facilitatorUrl: 'https://x402.org/facilitator',
+        platformPayoutAddress: payout,
+        explorerTxUrl: 'https://sepolia.basescan.org/tx/{tx}',
+      });
+      // A rehearsal of production keeps its advisories current, as mainnet does.
+      expect(advisories.sync).toBe(true);
+      const own = {
+        ...testnet,
+        FACILITATOR_URL: 'https://facilitator.example',
+        EXPLORER_TX_URL: 'https://x.example/{tx}',
+      };
+      expect(loadConfig(own).payments).toMatchObject({
+        facilitatorUrl: 'https://facilitator.example',
+        explorerTxUrl: 'https://x.example/{tx}',
+      });
+    });
+
+    it('leaves devnet and mainnet on Base', () => {
+      expect(loadConfig({}).payments).toMatchObject({
+        mode: 'devnet',
+        network: BASE,
+        usdcContract: BASE.usdc,
+      });
+      const mainnet = loadConfig({
+        ...testnet,
+        PAYMENTS_MODE: 'mainnet',
+        FACILITATOR_URL: 'https://f.example',
+      });
+      expect(mainnet.payments).toMatchObject({ network: BASE, usdcContract: BASE.usdc });
+      expect(() => loadConfig({ ...testnet, PAYMENTS_MODE: 'mainnet' })).toThrow(
+        /FACILITATOR_URL: required when PAYMENTS_MODE=mainnet/,
+      );
+    });
+
+    it('needs a payout address and a chain reader, as mainnet does', () => {
+      expect(() => loadConfig({ PAYMENTS_MODE: 'testnet' })).toThrow(
+        /PLATFORM_PAYOUT_ADDRESS: required when PAYMENTS_MODE=testnet[\s\S]*BASE_RPC_URL: required when PAYMENTS_MODE=testnet/,
+      );
+      const key = `0x${'11'.repeat(32)}`;
+      expect(loadConfig({ ...testnet, PAYOUT_PRIVATE_KEY: key }).payments.payoutPrivateKey).toBe(key);
+    });
+
+    it("refuses the other network's USDC: Base's on testnet, Base Sepolia's on mainnet", () => {
+      expect(() => loadConfig({ ...testnet, USDC_CONTRACT: BASE.usdc.toLowerCase() })).toThrow(
+        `USDC_CONTRACT: ${BASE.usdc.toLowerCase()} is Base's USDC, but this PAYMENTS_MODE pays on Base Sepolia (eip155:84532), whose USDC is ${BASE_SEPOLIA.usdc}`,
+      );
+      const mainnet = { ...testnet, PAYMENTS_MODE: 'mainnet', FACILITATOR_URL: 'https://f.example' };
+      expect(() => loadConfig({ ...mainnet, USDC_CONTRACT: BASE_SEPOLIA.usdc })).toThrow(
+        /USDC_CONTRACT: .* is Base Sepolia's USDC, but this PAYMENTS_MODE pays on Base \(eip155:8453\)/,
+      );
+      // Any other token is the operator's choice.
+      const other = `0x${'33'.repeat(20)}`;
+      expect(loadConfig({ ...testnet, USDC_CONTRACT: other }).payments.usdcContract).toBe(other);
+    });
+
+    it('may back a split tier (GIT_HOST_URL), which the in-process devnet may not', () => {
+      const shared = {
+        GIT_HOST_URL: 'http://git-host.internal:8403',
+        DATABASE_URL: 'postgres://u@h:5432/db',
+        S3_BUCKET: 'zips',
+        APP_SECRET: 'ab'.repeat(32),
+      };
+      expect(loadConfig({ ...testnet, ...shared }).gitHostUrl).toBe('http://git-host.internal:8403');
+      expect(() => loadConfig(shared)).toThrow(/PAYMENTS_MODE: processes sharing a git host share one chain/);
+    });
   });
 
   it('stops cut workers after CUT_WORKER_TIMEOUT_SECONDS, within the cut job expiry', () => {

@@ -1,10 +1,8 @@
 import {
   type Address,
-  type Chain,
   createPublicClient,
   createWalletClient,
   custom,
-  defineChain,
   type EIP1193RequestFn,
   type Hex,
   numberToHex,
@@ -15,36 +13,32 @@ import {
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { Db } from '../db/connect.js';
-import { BASE_CHAIN_ID, BASE_USDC } from '../platform/chain-client.js';
+import { BASE, MULTICALL3_ADDRESS, type PaymentNetwork, viemChain } from '../platform/networks.js';
 import { startEdrProvider } from './edr.js';
 import { DevUSDC, Multicall3 } from './generated/contract-artifacts.js';
 import { appendJournal, readJournal } from './journal-store.js';
 import { DEVNET_TOKEN_DOMAIN, shortStringSlotValue, TOKEN_NAME_SLOT } from './token-domain.js';
 
 /**
- * The devnet chain (DESIGN.md, "local chain"): Hardhat's EDR in this process with chain id 8453,
- * the EIP-3009 token at the real Base USDC address and Multicall3 at its canonical address, so
- * 402 bodies are those of Base mainnet; only the token's EIP-712 name differs (token-domain.ts), so
- * that no signature made for the devnet is worth anything on Base. Every transaction goes through a
- * write-ahead journal in the database, replayed at start with the same block timestamps: the
- * chain survives restarts exactly as it was.
+ * The devnet chain (DESIGN.md, "local chain"): Hardhat's EDR in this process with Base's chain id
+ * 8453, the EIP-3009 token at the real Base USDC address and Multicall3 at its canonical address,
+ * so 402 bodies are those of Base mainnet; only the token's EIP-712 name differs (token-domain.ts),
+ * so that no signature made for the devnet is worth anything on Base. Every transaction goes
+ * through a write-ahead journal in the database, replayed at start with the same block
+ * timestamps: the chain survives restarts exactly as it was. Tests also start it as another
+ * network (Base Sepolia's chain id and USDC address) to stand in for that network.
  */
 
-export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 /** Fixed, so every start builds the same genesis and journal timestamps always follow it. */
 const GENESIS_TIME = 1_704_067_200; // 2024-01-01T00:00:00Z
 /** Storage slot of DevUSDC's minter (see contracts/DevUSDC.sol). */
 const MINTER_SLOT = numberToHex(4, { size: 32 });
-
-export const devnetBase: Chain = defineChain({
-  id: BASE_CHAIN_ID,
-  name: 'Base (repo402 devnet)',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: [] } },
-  contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
-});
+/** The ether `fundGas` tops an address up to: thousands of payout sweeps at the devnet's gas price. */
+export const DEVNET_GAS_ALLOWANCE_WEI = 10n ** 18n;
 
 export interface DevnetChain {
+  /** The network it runs as: Base unless a test stands it in for another. */
+  network: PaymentNetwork;
   publicClient: PublicClient;
   /** Pays gas for settlements, receives payments (payTo), mints test USDC and pays creators. */
   platform: PrivateKeyAccount;
@@ -54,6 +48,12 @@ export interface DevnetChain {
   request: EIP1193RequestFn;
   /** Mints test USDC to `to`; resolves to the mined transaction's hash. */
   fund(to: Address, amountMicro: bigint): Promise<Hex>;
+  /**
+   * Tops `to`'s ether up to DEVNET_GAS_ALLOWANCE_WEI with a transfer from the platform wallet (a
+   * journalled transaction, so it survives restarts): the mined transaction's hash, or undefined
+   * when it already held that much.
+   */
+  fundGas(to: Address): Promise<Hex | undefined>;
   balanceOf(address: Address): Promise<bigint>;
   /** How many journalled transactions were replayed at start. */
   replayed: number;
@@ -68,27 +68,32 @@ export interface DevnetOptions {
    * (real USDC's "USD Coin"), which a devnet must never be.
    */
   tokenName?: string;
+  /** The chain id and token address it takes; Base's unless a test stands in for another network. */
+  network?: PaymentNetwork;
 }
 
 export async function startDevnetChain(options: DevnetOptions): Promise<DevnetChain> {
   const now = options.now ?? (() => new Date());
+  const network = options.network ?? BASE;
+  const asset = network.usdc;
+  const chain = viemChain(network, `${network.name} (repo402 devnet)`);
   // A nonce manager of this chain's own: viem's default one is shared by every chain in the process.
   const platform = privateKeyToAccount(options.platformKey, {
     nonceManager: createNonceManager({ source: jsonRpc() }),
   });
   const edr = await startEdrProvider({
-    chainId: BASE_CHAIN_ID,
+    chainId: network.chainId,
     genesisTime: GENESIS_TIME,
     funded: [{ address: platform.address, balanceWei: 10n ** 27n }],
   });
-  await edr({ method: 'hardhat_setCode', params: [BASE_USDC, DevUSDC.deployedBytecode] } as never);
+  await edr({ method: 'hardhat_setCode', params: [asset, DevUSDC.deployedBytecode] } as never);
   await edr({
     method: 'hardhat_setCode',
     params: [MULTICALL3_ADDRESS, Multicall3.deployedBytecode],
   } as never);
   await edr({
     method: 'hardhat_setStorageAt',
-    params: [BASE_USDC, MINTER_SLOT, pad(platform.address, { size: 32 })],
+    params: [asset, MINTER_SLOT, pad(platform.address, { size: 32 })],
   } as never);
 
   let tokenName: string | undefined;
@@ -96,7 +101,7 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
     if (name === tokenName) return;
     await edr({
       method: 'hardhat_setStorageAt',
-      params: [BASE_USDC, TOKEN_NAME_SLOT, shortStringSlotValue(name)],
+      params: [asset, TOKEN_NAME_SLOT, shortStringSlotValue(name)],
     } as never);
     tokenName = name;
   };
@@ -136,33 +141,49 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
   }) as EIP1193RequestFn;
 
   const transport = custom({ request }, { retryCount: 0 });
-  const publicClient = createPublicClient({ chain: devnetBase, transport, pollingInterval: 50 });
-  const walletClient = createWalletClient({ account: platform, chain: devnetBase, transport });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
+  const walletClient = createWalletClient({ account: platform, chain, transport });
 
+  const mined = async (hash: Hex, what: string) => {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+    if (receipt.status !== 'success') throw new Error(`devnet ${what} reverted: ${hash}`);
+    return hash;
+  };
   const mint = async (to: Address, amount: bigint) => {
     const hash = await walletClient.writeContract({
       account: platform,
-      chain: devnetBase,
-      address: BASE_USDC,
+      chain,
+      address: asset,
       abi: DevUSDC.abi,
       functionName: 'mint',
       args: [to, amount],
     });
-    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
-    if (receipt.status !== 'success') throw new Error(`devnet mint reverted: ${hash}`);
-    return hash;
+    return mined(hash, 'mint');
+  };
+  const fundGas = async (to: Address) => {
+    const held = await publicClient.getBalance({ address: to });
+    if (held >= DEVNET_GAS_ALLOWANCE_WEI) return undefined;
+    const hash = await walletClient.sendTransaction({
+      account: platform,
+      chain,
+      to,
+      value: DEVNET_GAS_ALLOWANCE_WEI - held,
+    });
+    return mined(hash, 'gas transfer');
   };
 
   return {
+    network,
     publicClient: publicClient as PublicClient,
     platform,
     walletClient,
-    asset: BASE_USDC,
+    asset,
     request,
     fund: mint,
+    fundGas,
     balanceOf: (address) =>
       publicClient.readContract({
-        address: BASE_USDC,
+        address: asset,
         abi: DevUSDC.abi,
         functionName: 'balanceOf',
         args: [address],

@@ -3,7 +3,6 @@ import type { FacilitatorClient } from '@x402/core/http';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { publicActions } from 'viem';
-import { BASE_NETWORK } from '../platform/chain-client.js';
 import type { DevnetChain } from './chain.js';
 
 /**
@@ -15,7 +14,10 @@ export function devnetFacilitator(chain: DevnetChain): FacilitatorClient {
   const client = chain.walletClient.extend(publicActions);
   // toFacilitatorEvmSigner reads the signing address from the object itself.
   const signer = toFacilitatorEvmSigner({ ...client, address: chain.platform.address } as never);
-  const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: BASE_NETWORK });
+  const facilitator = registerExactEvmScheme(new x402Facilitator(), {
+    signer,
+    networks: chain.network.caip2,
+  });
   return {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
@@ -24,7 +26,7 @@ export function devnetFacilitator(chain: DevnetChain): FacilitatorClient {
       const supported = facilitator.getSupported();
       return {
         ...supported,
-        kinds: supported.kinds.filter((kind) => kind.network === BASE_NETWORK),
+        kinds: supported.kinds.filter((kind) => kind.network === chain.network.caip2),
       } as never;
     },
   };

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
-import { BASE_CHAIN_ID, BASE_NETWORK } from '../platform/chain-client.js';
 import { AppError } from '../platform/errors.js';
 import { BODY_LIMITS } from '../platform/http/json-body.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { formatMicroUsdc, MicroUsdc } from '../platform/money/money.js';
+import { BASE } from '../platform/networks.js';
 import {
   FAUCET_GRANT_MICRO,
   FAUCET_GRANTS_PER_ADDRESS,
@@ -17,11 +17,11 @@ import { DEVNET_TOKEN_DOMAIN } from './token-domain.js';
 /**
  * Devnet only (PAYMENTS_MODE=devnet): read-only routes that let an agent tell test money from real
  * money and check its balance and a transaction on the local chain, which nothing else serves.
- * Not registered on mainnet, where Base's own explorers and RPC endpoints answer.
+ * Not registered on testnet or mainnet, where the chain's own explorers and RPC endpoints answer.
  */
 
 export const DEVNET_NOTE =
-  'This server runs repo402 devnet: a local chain in the server process that impersonates Base (chain id 8453, network eip155:8453). ' +
+  `This server runs repo402 devnet: a local chain in the server process that impersonates Base (chain id ${BASE.chainId}, network ${BASE.caip2}). ` +
   'Its USDC is a test token deployed at the Base USDC address; it has no value and exists only on this server. ' +
   `Its EIP-712 domain name is "${DEVNET_TOKEN_DOMAIN.name}", not real USDC's "USD Coin" (the 402 names it in extra.name), so a payment authorization signed here is worthless on Base even though the chain id and token address are Base's. ` +
   'Transactions here are not on Base: public explorers and RPC endpoints do not know them.';
@@ -101,8 +101,8 @@ export function devnetRoutes(ctx: AppContext) {
         return {
           devnet: true as const,
           note: DEVNET_NOTE,
-          network: BASE_NETWORK,
-          chain_id: BASE_CHAIN_ID,
+          network: devnet.network.caip2,
+          chain_id: devnet.network.chainId,
           token: {
             address: devnet.asset,
             decimals: 6,

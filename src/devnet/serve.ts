@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Config, ConfigError } from '../config.js';
 import type { AppContext } from '../context.js';
-import { BASE_CHAIN_ID } from '../platform/chain-client.js';
 import { devnetFacilitator } from './facilitator.js';
 import { facilitatorHandler, jsonRpcHandler } from './http.js';
 
@@ -54,7 +53,7 @@ export async function startDevnetServer(ctx: AppContext, config: Config): Promis
     {
       rpc: `${base}/rpc`,
       facilitator: `${base}/facilitator`,
-      chainId: BASE_CHAIN_ID,
+      chainId: chain.network.chainId,
       usdc: chain.asset,
       facilitatorAccount: chain.platform.address,
       replayed: chain.replayed,

@@ -32,7 +32,9 @@ const RECONCILE_RECEIPT_WAIT_MS = 10_000;
 export async function sweepPayouts(ctx: AppContext): Promise<SweepRow[]> {
   const { payouts } = await ctx.rail();
   if (!payouts) {
-    ctx.log.warn('payout sweep skipped: no payout key (PAYOUT_PRIVATE_KEY on mainnet; see docs/PAYMENTS.md)');
+    ctx.log.warn(
+      'payout sweep skipped: no payout key (PAYOUT_PRIVATE_KEY on mainnet and testnet; see docs/PAYMENTS.md)',
+    );
     return [];
   }
   return ctx.database.withAdvisoryLock(SWEEP_LOCK, async () => {

@@ -31,7 +31,10 @@ export const DailySalesQuerySchema = z.strictObject({
     .meta({ description: 'How many UTC days, ending today; 1 to 366, default 30' }),
 });
 
-const Transaction = z.string().nullable().meta({ description: 'Transaction hash on Base' });
+const Transaction = z
+  .string()
+  .nullable()
+  .meta({ description: 'Transaction hash on the chain paid on (Base; Base Sepolia on a testnet staging)' });
 const TransactionUrl = z
   .string()
   .nullable()

@@ -17,7 +17,6 @@ import {
 export type ChallengePurpose = (typeof CHALLENGE_PURPOSES)[number];
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
-export const CHAIN_ID = 8453;
 /** Expired challenges are kept this long, so a late use is told "expired" rather than "unknown". */
 const EXPIRED_RETENTION_MS = 60 * 60 * 1000;
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
@@ -42,7 +41,8 @@ export function assertChallengeDomain(baseUrl: string): void {
       domain: new URL(baseUrl).host,
       uri: baseUrl,
       address: '0x0000000000000000000000000000000000000000',
-      chainId: CHAIN_ID,
+      // Any chain: only the domain is in question here.
+      chainId: 1,
       nonce: '0'.repeat(32),
       version: '1',
     });
@@ -63,7 +63,8 @@ export interface IssuedChallenge {
 }
 
 /**
- * A new challenge (DESIGN.md item 1): an EIP-4361 message naming our domain, chain 8453, the nonce,
+ * A new challenge (DESIGN.md item 1): an EIP-4361 message naming our domain, the chain payments are
+ * made on (8453, Base; 84532 on testnet, Base Sepolia), the nonce,
  * a 5-minute expiry and the purpose (and, for a payout rebind, the one address it may bind). The
  * exact message is stored; a signature must be over those bytes.
  */
@@ -84,7 +85,7 @@ export async function issueChallenge(
     domain: base.host,
     uri: ctx.config.baseUrl,
     address: input.address,
-    chainId: CHAIN_ID,
+    chainId: ctx.config.payments.network.chainId,
     nonce,
     issuedAt,
     expirationTime: expiresAt,

@@ -1,3 +1,5 @@
+import type { PaymentNetwork } from '../platform/networks.js';
+
 /**
  * The creator agreement and the buyer terms. `version` is what a creator accepts at registration
  * (`accepted_terms_version`); change it whenever either text changes.
@@ -5,7 +7,11 @@
 
 export const TERMS_VERSION = '2026-11-22';
 
-const CREATOR_AGREEMENT = `# repo402 creator agreement
+/**
+ * The texts name the network the deployment is paid on (Base; Base Sepolia on a testnet staging),
+ * the one fact in them that differs between deployments.
+ */
+const creatorAgreement = (network: PaymentNetwork) => `# repo402 creator agreement
 
 By registering you, the operator of the account ("creator"), agree to the following.
 
@@ -20,7 +26,7 @@ By registering you, the operator of the account ("creator"), agree to the follow
 4. **Buyers keep what they bought.** A buyer who paid for a version may fetch it forever, also
    after you retire the listing. Retiring stops new sales only.
 5. **Prices and payouts.** Prices are set per listing in micro-USDC and apply to future purchases
-   only. Sales settle in USDC on Base (eip155:8453). Your balance, less the platform fee in force,
+   only. Sales settle in USDC on ${network.name} (${network.caip2}). Your balance, less the platform fee in force,
    is paid to your payout address. A change of payout address or abuse contact takes effect 48
    hours after it is requested and must be signed by the currently bound payout address.
 6. **Compliance.** You are not on a sanctions list and do not operate from a blocked jurisdiction.
@@ -30,12 +36,12 @@ By registering you, the operator of the account ("creator"), agree to the follow
    access to versions they own.
 `;
 
-const BUYER_TERMS = `# repo402 buyer terms
+const buyerTerms = (network: PaymentNetwork) => `# repo402 buyer terms
 
 1. **What you buy.** A payment buys one listing version (or, when updates are included, every
    later version) under the licence shown on the listing. Prices are quoted in a 402 response;
    you sign exactly the amount quoted.
-2. **Payment.** Payments are USDC authorizations (EIP-3009) settled on Base (eip155:8453).
+2. **Payment.** Payments are USDC authorizations (EIP-3009) settled on ${network.name} (${network.caip2}).
    Access is granted only after settlement returns a transaction hash. A settled payment is final.
 3. **Access.** A grant is a signed download URL valid for 5 minutes. You may fetch any version you
    own again, free, at any time, also after the listing is retired.
@@ -55,11 +61,15 @@ export interface Terms extends TermsDocument {
   buyer_terms: TermsDocument;
 }
 
-export function currentTerms(baseUrl: string): Terms {
+export function currentTerms(baseUrl: string, network: PaymentNetwork): Terms {
   return {
     version: TERMS_VERSION,
     url: `${baseUrl}/docs/terms#creator-agreement`,
-    text: CREATOR_AGREEMENT,
-    buyer_terms: { version: TERMS_VERSION, url: `${baseUrl}/docs/terms#buyer-terms`, text: BUYER_TERMS },
+    text: creatorAgreement(network),
+    buyer_terms: {
+      version: TERMS_VERSION,
+      url: `${baseUrl}/docs/terms#buyer-terms`,
+      text: buyerTerms(network),
+    },
   };
 }

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError, errorBody, isAppError } from '../platform/errors.js';
+import type { PaymentNetwork } from '../platform/networks.js';
 
 /** What a tool knows of the HTTP request that carried its call: plain values, as services take them. */
 export interface ToolCaller {
@@ -19,7 +20,8 @@ export interface McpTool {
 
 interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   title: string;
-  description: string;
+  /** A function when it names the network paid on, which is the deployment's. */
+  description: string | ((network: PaymentNetwork) => string);
   input: I;
   output: O;
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
@@ -45,7 +47,10 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
         name,
         {
           title: spec.title,
-          description: spec.description,
+          description:
+            typeof spec.description === 'string'
+              ? spec.description
+              : spec.description(ctx.config.payments.network),
           inputSchema: spec.input,
           outputSchema,
           annotations: spec.annotations,

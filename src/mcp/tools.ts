@@ -221,8 +221,8 @@ const purchase = defineTool(
   'purchase',
   {
     title: 'Buy (or fetch) the latest release',
-    description:
-      'Wraps GET /api/r/{owner}/{slug}. Without payment_signature it returns the x402 payment-required body as structured content; sign accepts[0] (EIP-3009, exact scheme, eip155:8453) and call again with payment_signature (base64 payment payload) and quote_id (extra.quote_id). Returns the grant with a 5-minute download_url once settled on chain.',
+    description: (network) =>
+      `Wraps GET /api/r/{owner}/{slug}. Without payment_signature it returns the x402 payment-required body as structured content; sign accepts[0] (EIP-3009, exact scheme, ${network.caip2}) and call again with payment_signature (base64 payment payload) and quote_id (extra.quote_id). Returns the grant with a 5-minute download_url once settled on chain.`,
     input: z.object({
       ...Listing,
       payment_signature: z

@@ -131,8 +131,8 @@ export const termsPage: DocPage = {
   path: '/docs/terms',
   title: 'Terms',
   summary: 'The creator agreement and the buyer terms, with their version.',
-  render: ({ config: { baseUrl } }) => {
-    const terms = currentTerms(baseUrl);
+  render: ({ config: { baseUrl, payments } }) => {
+    const terms = currentTerms(baseUrl, payments.network);
     return renderPage({
       title: 'Terms',
       path: '/docs/terms',
@@ -179,7 +179,7 @@ export const buyingPage = guidePage(
   '/docs/buying',
   'Buying',
   'Read a manifest, pay over HTTP 402, download, fetch again; over HTTP, MCP or the agent skill.',
-  (ctx) => buyingGuide(ctx.config.baseUrl, ctx.config.payments.mode === 'devnet'),
+  (ctx) => buyingGuide(ctx.config.baseUrl, ctx.config.payments),
 );
 
 /**

@@ -4,7 +4,7 @@ import { VERSIONS_SOLD } from '../platform/errors.js';
 import { formatUsd } from '../platform/money/usd.js';
 import { RELEASE_TAG_FORM } from '../platform/versions.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
-import { buyingSnippet, devnetSection } from './skill.js';
+import { buyingSnippet, type PaymentsSetting, testMoneySection } from './skill.js';
 import { verificationScript } from './verification-script.js';
 
 /**
@@ -12,11 +12,12 @@ import { verificationScript } from './verification-script.js';
  * SSH host and host keys) filled in, so every command shown can be pasted as is.
  */
 
-export function buyingGuide(baseUrl: string, devnet: boolean): string {
+export function buyingGuide(baseUrl: string, payments: PaymentsSetting): string {
+  const { network } = payments;
   return `# Buying
 
-A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on Base (network
-\`eip155:8453\`) over HTTP 402 (x402 version 2, scheme \`exact\`). You pay once per listing; the
+A listing is addressed as \`<owner>/<slug>\` and sold per listing in USDC on ${network.name} (network
+\`${network.caip2}\`) over HTTP 402 (x402 version 2, scheme \`exact\`). You pay once per listing; the
 versions you own stay downloadable forever, even after the listing is retired. ${VERSIONS_SOLD} Amounts are
 micro-USDC as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
@@ -27,7 +28,7 @@ the agent skill at
 [/.well-known/agent-skills/buy-a-repo/SKILL.md](/.well-known/agent-skills/buy-a-repo/SKILL.md).
 Every listing that is for sale is listed at [/.well-known/x402](/.well-known/x402).
 
-${devnet ? devnetSection(baseUrl) : ''}## 1. Read the manifest (free)
+${testMoneySection(baseUrl, payments)}## 1. Read the manifest (free)
 
 \`\`\`sh
 curl ${baseUrl}/api/label/<owner>/<slug>
@@ -72,7 +73,7 @@ before signing, so \`MAX_PER_PAYMENT\` must be at least the price. As shown it i
 listing, use its \`price_micro\` / 1,000,000 dollars (the 402's \`extra.instructions\` name the value).
 
 \`\`\`ts
-${buyingSnippet(baseUrl)}
+${buyingSnippet(baseUrl, network)}
 \`\`\`
 
 It echoes the quote inside the payment's \`extensions\`, so it needs no \`X-Quote-Id\`. A holder of an

@@ -157,7 +157,7 @@ async function agentHome(ctx: AppContext): Promise<string> {
     limit: AGENT_HOME_ROWS,
     offset: 0,
   });
-  const skill = skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet');
+  const skill = skillMarkdown(baseUrl, ctx.config.payments);
   const lines = [
     `# repo402 at ${baseUrl}`,
     '',

@@ -2,7 +2,7 @@ import type { App, AppContext } from '../context.js';
 import { SITE_LINKS } from '../platform/http/discovery-links.js';
 import { pageHeaders, renderPage } from '../platform/http/page.js';
 import { rateLimitConfig } from '../platform/limits/rate-limit.js';
-import { type CheckoutSetting, checkoutFor } from './manifest-page.js';
+import { type CheckoutSetting, chainAttributes, checkoutFor } from './manifest-page.js';
 
 /**
  * GET /library: a person's library, what their wallet owns. The page is a frame the buyer's script
@@ -43,6 +43,7 @@ export function libraryPage(baseUrl: string, checkout: CheckoutSetting): string 
           id="library"
           data-devnet={checkout.devnet ? 'true' : undefined}
           data-explorer={checkout.explorerTxUrl}
+          {...chainAttributes(checkout.network)}
         >
           <noscript>
             <p class="notice">

@@ -10,6 +10,7 @@ import {
   tableScrollOpening,
 } from '../platform/http/page.js';
 import { formatUsd } from '../platform/money/usd.js';
+import type { PaymentNetwork } from '../platform/networks.js';
 import { offerFor } from '../purchases/pricing.js';
 import { recentReleases } from '../releases/service.js';
 import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
@@ -79,17 +80,27 @@ export function registerManifestPage(app: App, ctx: AppContext): void {
   });
 }
 
-/** What the buyer's script needs to know of the server: where it is, the chain's explorer, test money or not. */
+/**
+ * What the buyer's script needs to know of the server: where it is, the chain paid on (the wallet
+ * is switched to it), the chain's explorer, test money or not.
+ */
 export interface CheckoutSetting {
   script?: string;
   devnet: boolean;
+  network: PaymentNetwork;
   explorerTxUrl?: string;
+}
+
+/** The chain the buyer's script switches the wallet to, named on the element it renders into. */
+export function chainAttributes(network: PaymentNetwork): Record<string, string> {
+  return { 'data-chain-id': String(network.chainId), 'data-chain-name': network.name };
 }
 
 export async function checkoutFor(ctx: AppContext): Promise<CheckoutSetting> {
   return {
     script: await buyScriptPath(),
     devnet: ctx.config.payments.mode === 'devnet',
+    network: ctx.config.payments.network,
     explorerTxUrl: ctx.config.payments.explorerTxUrl,
   };
 }
@@ -208,6 +219,7 @@ export function manifestPage(
             data-devnet={checkout.devnet ? 'true' : undefined}
             data-retired={retired ? 'true' : undefined}
             data-explorer={checkout.explorerTxUrl}
+            {...chainAttributes(checkout.network)}
           />
           <noscript>
             <p>
@@ -224,8 +236,8 @@ export function manifestPage(
           <ol>
             <li>
               HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization to
-              sign (x402 v2, <code>eip155:8453</code>); repeat it with <code>PAYMENT-SIGNATURE</code> and{' '}
-              <code>X-Quote-Id</code> for a 5-minute download URL.
+              sign (x402 v2, <code>{checkout.network.caip2}</code>); repeat it with{' '}
+              <code>PAYMENT-SIGNATURE</code> and <code>X-Quote-Id</code> for a 5-minute download URL.
             </li>
             <li>
               MCP: call <code>purchase</code> with{' '}

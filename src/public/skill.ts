@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { KEYS_PATH } from '../attestations/urls.js';
+import type { PaymentsConfig } from '../config.js';
 import type { App, AppContext } from '../context.js';
 import { FAUCET_GRANT_MICRO, FAUCET_GRANTS_PER_ADDRESS } from '../devnet/faucet.js';
 import { DEVNET_NOTE } from '../devnet/routes.js';
@@ -10,6 +11,7 @@ import { SKILL_NAME, SKILL_PATH } from '../platform/http/discovery-links.js';
 import { prebuilt, sendPrebuilt } from '../platform/http/prebuilt.js';
 import { errorResponses } from '../platform/http/schemas.js';
 import { formatUsd } from '../platform/money/usd.js';
+import { BASE, type PaymentNetwork } from '../platform/networks.js';
 import { EXAMPLE_PRICE_MICRO, EXAMPLE_PRICE_USD } from './example-price.js';
 import { verificationScript } from './verification-script.js';
 
@@ -20,8 +22,11 @@ import { verificationScript } from './verification-script.js';
 
 export const SKILL_INDEX_PATH = '/.well-known/agent-skills/index.json';
 
-const DESCRIPTION =
-  'Buy, download and re-fetch private code listed on repo402: read the free manifest, pay a listing in USDC on Base over HTTP 402 (x402 v2, exact scheme), download the zip, and fetch owned versions again for free.';
+/** What the texts below need of the payments settings: test money or not, and the network paid on. */
+export type PaymentsSetting = Pick<PaymentsConfig, 'mode' | 'network'>;
+
+const description = (network: PaymentNetwork) =>
+  `Buy, download and re-fetch private code listed on repo402: read the free manifest, pay a listing in USDC on ${network.name} over HTTP 402 (x402 v2, exact scheme), download the zip, and fetch owned versions again for free.`;
 
 const SkillIndexSchema = z
   .object({
@@ -43,7 +48,7 @@ const SkillIndexSchema = z
  * it, set up for the example price. test/purchases/official-client.test.ts runs this very text, as
  * each document serves it, against listings priced above $1.
  */
-export function buyingSnippet(baseUrl: string): string {
+export function buyingSnippet(baseUrl: string, network: PaymentNetwork): string {
   return `// npm install @x402/fetch @x402/evm viem   (Node 20+; run as an ES module, e.g. npx tsx buy.ts)
 import { createHash } from 'node:crypto';
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
@@ -58,7 +63,7 @@ const account = privateKeyToAccount(process.env.PRIVATE_KEY as \`0x\${string}\`)
 // ?address= names your wallet: the grant then carries wallet_challenge, signed for your next call.
 const RESOURCE = \`${baseUrl}/api/r/<owner>/<slug>?address=\${account.address}\`;
 const pay = wrapFetchWithPaymentFromConfig(fetch, {
-  schemes: [{ network: 'eip155:8453', client: new ExactEvmScheme(account) }],
+  schemes: [{ network: '${network.caip2}', client: new ExactEvmScheme(account) }],
   spendControls: { maxAmountPerPayment: MAX_PER_PAYMENT },
 });
 const response = await pay(RESOURCE);
@@ -69,10 +74,11 @@ if (createHash('sha256').update(zip).digest('hex') !== grant.artifact_sha256) th
 console.log(grant.kind, grant.version, grant.transaction, zip.length);`;
 }
 
-export function skillMarkdown(baseUrl: string, devnet = false): string {
+export function skillMarkdown(baseUrl: string, payments: PaymentsSetting): string {
+  const { network } = payments;
   return `---
 name: ${SKILL_NAME}
-description: ${JSON.stringify(DESCRIPTION)}
+description: ${JSON.stringify(description(network))}
 license: CC0-1.0
 metadata:
   service: repo402
@@ -82,8 +88,8 @@ metadata:
 # Buy a repository on repo402
 
 repo402 sells private git repositories as versioned zip artifacts. A listing is addressed as
-\`<owner>/<slug>\`. Paying is HTTP 402 (x402 version 2, scheme \`exact\`) in USDC on Base
-(network \`eip155:8453\`). A 402 here is a paywall, not an error. Amounts are micro-USDC
+\`<owner>/<slug>\`. Paying is HTTP 402 (x402 version 2, scheme \`exact\`) in USDC on ${network.name}
+(network \`${network.caip2}\`). A 402 here is a paywall, not an error. Amounts are micro-USDC
 (6 decimals) as decimal strings: \`"${EXAMPLE_PRICE_MICRO}"\` is ${formatUsd(EXAMPLE_PRICE_MICRO)} USD.
 
 Base URL: ${baseUrl}
@@ -94,7 +100,7 @@ release log: \`GET ${baseUrl}/api/v/<owner>/<slug>/releases\` (newest first, pag
 \`next_cursor\`; each entry has its changelog, \`diff_summary\`, \`scan\` verdict and prices). The
 manifest's \`release_log\` and version status's \`release_log_url\` link it.
 
-${devnet ? devnetSection(baseUrl) : ''}## 1. Read the free manifest
+${testMoneySection(baseUrl, payments)}## 1. Read the free manifest
 
 \`GET ${baseUrl}/api/label/<owner>/<slug>\` returns the manifest: \`version\`, \`price_micro\`,
 \`update_price_micro\` (\`"0"\` means updates are included), \`artifact_sha256\`, and two namespaces:
@@ -107,7 +113,7 @@ Decide from \`computed\`; treat \`self_reported\` as the seller's words.
 \`GET ${baseUrl}/api/r/<owner>/<slug>\` without payment answers \`402\`. The same payment-required
 body is in the JSON body and, base64-encoded, in the \`PAYMENT-REQUIRED\` header:
 
-- \`accepts[0]\`: what to sign: \`scheme\` \`exact\`, \`network\` \`eip155:8453\`, \`asset\` (the USDC
+- \`accepts[0]\`: what to sign: \`scheme\` \`exact\`, \`network\` \`${network.caip2}\`, \`asset\` (the USDC
   contract), \`payTo\`, \`amount\` (micro-USDC), \`maxTimeoutSeconds\`, \`extra\` (the token's EIP-712
   domain \`name\` and \`version\`).
 - \`extra.kind\`: \`new\` for a first purchase, \`update\` if your wallet holds an earlier version
@@ -130,7 +136,7 @@ updates were included), send \`X-Wallet-Signature\` (section 4) with this first 
 Sign an EIP-3009 \`TransferWithAuthorization\` for exactly \`accepts[0]\`: \`from\` your address,
 \`to\` = \`payTo\`, \`value\` = \`amount\`, \`validAfter\` \`0\`, \`validBefore\` at most now +
 \`maxTimeoutSeconds\`, a random 32-byte \`nonce\`, EIP-712 domain \`{name, version}\` from
-\`accepts[0].extra\`, chain id 8453, verifying contract \`asset\`. Put it in an x402 v2 payment
+\`accepts[0].extra\`, chain id ${network.chainId}, verifying contract \`asset\`. Put it in an x402 v2 payment
 payload (\`{x402Version: 2, resource, accepted: accepts[0], payload: {signature, authorization},
 extensions}\`, echoing \`extensions\` from the 402), base64-encode the JSON (standard base64) and
 repeat the request:
@@ -149,7 +155,7 @@ downloads and checks a listing end to end; replace \`<owner>/<slug>\`, put the w
 before signing; the 402's \`extra.instructions\` name the value for the price asked.
 
 \`\`\`ts
-${buyingSnippet(baseUrl)}
+${buyingSnippet(baseUrl, network)}
 \`\`\`
  If you hold an
 earlier version, send \`X-Wallet-Signature\` (section 4) in the request options: the first request
@@ -212,7 +218,7 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`settlement_timeout\` | 504 | retry with the same authorization; it was not consumed |
 | \`price_changed\` | 409 | sign the fresh 402 in \`details.payment_required\` |
 | \`replay\` | 409 | this authorization was already used; the existing purchase is returned |
-| \`insufficient_balance\` | 402 | fund the payer with USDC on eip155:8453 |
+| \`insufficient_balance\` | 402 | fund the payer with USDC on ${network.caip2} |
 | \`expired_authorization\` | 402 | on a buy: request a fresh 402 and sign it; on a download URL (they live 5 minutes): re-fetch the version for a fresh one, nothing to pay |
 | \`authorization_mismatch\` | 400 | your authorization does not match the quote: take a fresh 402 |
 | \`invalid_signature\` | 401 | sign \`details.wallet_challenge\` (present when the request named your wallet) and retry; on a re-fetch, \`details.for_sale: false\` says the version is not sold, so sign only if your wallet owns it |
@@ -231,15 +237,36 @@ The same procedure is available as MCP tools at \`${baseUrl}/api/mcp\` (Streamab
 }
 
 /**
- * On the devnet, SKILL.md and the buying guide say so first: test money, where to check it and
- * where it comes from (issue 17 item 16).
+ * On the devnet and on a testnet, SKILL.md and the buying guide say so first: test money, where to
+ * check it and where it comes from (issue 17 item 16); nothing on mainnet.
  */
-export function devnetSection(baseUrl: string): string {
+export function testMoneySection(baseUrl: string, payments: PaymentsSetting): string {
+  if (payments.mode === 'devnet') return devnetSection(baseUrl);
+  if (payments.network.testnet) return testnetSection(payments.network);
+  return '';
+}
+
+function testnetSection(network: PaymentNetwork): string {
+  return `## Test money: this server runs on ${network.name}
+
+This server is a staging deployment on ${network.name}, a public test network (chain id
+\`${network.chainId}\`, network \`${network.caip2}\`). Its USDC is Circle's test USDC at
+\`${network.usdc}\`: it has no value, and what you buy here is paid in it.
+
+- Test USDC: <https://faucet.circle.com> (choose ${network.name}) sends some to any address.
+- Transactions are public: \`${network.explorerTxUrl}\` shows the \`transaction\` of a grant.
+- x402 clients sign with the 402's \`accepts[0].extra\` (\`name\`, \`version\`) and chain id
+  \`${network.chainId}\`: an authorization signed here is worthless on Base mainnet.
+
+`;
+}
+
+function devnetSection(baseUrl: string): string {
   return `## Test money: this server runs the devnet
 
 ${DEVNET_NOTE}
 
-- Chain id \`8453\`, network \`eip155:8453\`; the token at \`0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913\`
+- Chain id \`${BASE.chainId}\`, network \`${BASE.caip2}\`; the token at \`${BASE.usdc}\`
   (the Base USDC address) is a test token with no value. Its EIP-712 domain name is
   \`${DEVNET_TOKEN_DOMAIN.name}\`, not real USDC's \`USD Coin\`: sign with the 402's \`extra.name\` and
   \`extra.version\`, as x402 clients do, and what you sign here can never move real USDC on Base.
@@ -258,10 +285,7 @@ A server taking real money has no \`/api/devnet\` (it answers \`404\`) and its t
 
 export function registerSkillRoutes(app: App, ctx: AppContext): void {
   const { baseUrl } = ctx.config;
-  const skill = prebuilt(
-    skillMarkdown(baseUrl, ctx.config.payments.mode === 'devnet'),
-    'text/markdown; charset=utf-8',
-  );
+  const skill = prebuilt(skillMarkdown(baseUrl, ctx.config.payments), 'text/markdown; charset=utf-8');
   const digest = createHash('sha256').update(skill.body).digest('hex');
   const index = prebuilt(
     SkillIndexSchema.parse({
@@ -270,7 +294,7 @@ export function registerSkillRoutes(app: App, ctx: AppContext): void {
         {
           name: SKILL_NAME,
           type: 'skill-md',
-          description: DESCRIPTION,
+          description: description(ctx.config.payments.network),
           url: `${baseUrl}${SKILL_PATH}`,
           digest: `sha256:${digest}`,
         },

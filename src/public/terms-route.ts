@@ -10,7 +10,7 @@ export const TermsSchema = TermsDocumentSchema.extend({ buyer_terms: TermsDocume
 });
 
 export function registerTermsRoute(app: App, ctx: AppContext): void {
-  const terms = prebuilt(TermsSchema.parse(currentTerms(ctx.config.baseUrl)));
+  const terms = prebuilt(TermsSchema.parse(currentTerms(ctx.config.baseUrl, ctx.config.payments.network)));
   app.get(
     '/api/terms',
     {

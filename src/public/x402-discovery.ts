@@ -82,7 +82,7 @@ async function buildDiscoveryDocument(ctx: AppContext): Promise<Prebuilt> {
     resources: items.map((item) => `GET ${item.resource}`),
     items,
     instructions:
-      `repo402 sells private git repositories as zip artifacts, one resource per listing, paid in USDC on Base (x402 v2, exact). ` +
+      `repo402 sells private git repositories as zip artifacts, one resource per listing, paid in USDC on ${rail.network.name} (${rail.network.caip2}; x402 v2, exact). ` +
       `GET a resource for its 402, sign accepts[0] and repeat the GET with PAYMENT-SIGNATURE and X-Quote-Id (the 402 body's top-level extra.quote_id; the official client echoes it in the payment itself). ` +
       `Read the free manifest first (metadata.manifest_url). Skill: ${baseUrl}${SKILL_PATH}. MCP: ${baseUrl}/api/mcp.`,
   });

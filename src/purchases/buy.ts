@@ -7,7 +7,6 @@ import { recoversTo } from '../identity/ecrecover.js';
 import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
 import type { PublicListing } from '../listings/public-listings.js';
 import { listingCacheSlot } from '../platform/cache/caches.js';
-import { BASE_CHAIN_ID } from '../platform/chain-client.js';
 import { AppError } from '../platform/errors.js';
 import { logEvent } from '../platform/events.js';
 import { assertCountryAllowed, assertNotSanctioned } from '../platform/limits/compliance.js';
@@ -370,7 +369,7 @@ async function payWith(
   if (!verified.isValid) {
     // A refusal may say nothing of the signature (a nonce used already is reported before it).
     await assertSignedByPayer(ctx, rail, payment);
-    const error = errorForReason(verified.invalidReason, verified.invalidMessage);
+    const error = errorForReason(rail.network, verified.invalidReason, verified.invalidMessage);
     // Used already: by a concurrent request of ours, or on chain without us (its payer may have
     // executed it). Either way it gets a row, and the row is decided by the chain, never refused
     // as a replay without the purchase it paid for.
@@ -413,7 +412,7 @@ function claimedRow(
     asset: key.asset,
     payer: key.payer,
     nonce: key.nonce,
-    network: rail.network,
+    network: rail.network.caip2,
     payTo: rail.payTo.toLowerCase(),
     amountMicro: offer.amountMicro,
     listingId: listing.id,
@@ -496,7 +495,7 @@ function notSignedByPayer(): AppError {
 async function signedByPayer(ctx: AppContext, rail: PaymentRail, payment: DecodedPayment): Promise<boolean> {
   const parameters = {
     address: payment.authorization.from,
-    domain: { ...rail.tokenDomain, chainId: BASE_CHAIN_ID, verifyingContract: rail.asset },
+    domain: { ...rail.tokenDomain, chainId: rail.network.chainId, verifyingContract: rail.asset },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization' as const,
     message: payment.authorization,
@@ -535,7 +534,8 @@ async function continuePayment(
   if ('busy' in claim) {
     const after = await awaitOtherAttempt(ctx, row.id);
     if (after?.state === 'settled') throw await replayError(ctx, after);
-    if (after?.state === 'failed' && after.errorReason) throw errorForReason(after.errorReason);
+    if (after?.state === 'failed' && after.errorReason)
+      throw errorForReason(ctx.config.payments.network, after.errorReason);
     throw pending('settlement_pending');
   }
   return settleClaimed(ctx, rail, claim.claimed, head);

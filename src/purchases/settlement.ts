@@ -6,6 +6,7 @@ import { AppError } from '../platform/errors.js';
 import { logEvent } from '../platform/events.js';
 import { secondsSince } from '../platform/metrics/metrics.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
+import type { PaymentNetwork } from '../platform/networks.js';
 import { type AuthorizationState, readAuthorization } from '../x402/authorization-state.js';
 import type { PaymentRail } from '../x402/rail.js';
 import {
@@ -39,13 +40,20 @@ const LEASE_MARGIN_MS = 5_000;
 /** Facilitator refusals that mean nothing was broadcast (the payment itself is unusable as sent). */
 const REFUSED_BEFORE_BROADCAST = /insufficient_balance|signature|expired|valid_before|valid_after|mismatch/;
 
-/** Maps a facilitator's verify/settle failure reason, or a failed row's reason, onto SPEC.md's payment codes. */
-export function errorForReason(reason: string | undefined, message?: string): AppError {
+/**
+ * Maps a facilitator's verify/settle failure reason, or a failed row's reason, onto SPEC.md's
+ * payment codes; `network` is the one paid on, named where the payer must act on it.
+ */
+export function errorForReason(
+  network: PaymentNetwork,
+  reason: string | undefined,
+  message?: string,
+): AppError {
   const text = `${reason ?? ''} ${message ?? ''}`.toLowerCase();
   const detail = { details: { reason: reason ?? 'unknown' } };
   if (text.includes('insufficient_balance') || text.includes('insufficient balance')) {
     return new AppError('insufficient_balance', {
-      message: 'The payer does not hold enough USDC for this price on eip155:8453',
+      message: `The payer does not hold enough USDC for this price on ${network.caip2} (${network.name})`,
       ...detail,
     });
   }
@@ -278,7 +286,7 @@ async function fail(
     amount_micro: formatMicroUsdc(payment.amountMicro),
     reason,
   });
-  return { state: 'failed', error: errorForReason(reason, message) };
+  return { state: 'failed', error: errorForReason(ctx.config.payments.network, reason, message) };
 }
 
 /** The outcome is not known yet: the row stays `settling` for a retry or the reconciler. */

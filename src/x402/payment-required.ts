@@ -54,7 +54,7 @@ function describe(offer: Offer): string {
 export function requirementsFor(rail: PaymentRail, offer: Offer): PaymentRequirements {
   return {
     scheme: 'exact',
-    network: rail.network,
+    network: rail.network.caip2,
     asset: rail.asset,
     amount: formatMicroUsdc(offer.amountMicro),
     payTo: rail.payTo,

@@ -10,21 +10,22 @@ import {
   type PublicClient,
   parseAbi,
 } from 'viem';
-import { ConfigError, type PaymentsConfig } from '../config.js';
+import { ConfigError, type PaymentsConfig, type PaymentsMode } from '../config.js';
 import type { Database } from '../db/connect.js';
 import type { DevnetChain } from '../devnet/chain.js';
 import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
-import { BASE_NETWORK, BASE_USDC } from '../platform/chain-client.js';
+import { type PaymentNetwork, viemChain } from '../platform/networks.js';
 import { httpFacilitator } from './facilitator-client.js';
 import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
 
 /**
- * Where payments go and who settles them: the one object that differs between devnet and
+ * Where payments go and who settles them: the one object that differs between devnet, testnet and
  * mainnet. Everything else (quotes, 402 bodies, verification, settlement, ledger) is the same.
  */
 export interface PaymentRail {
-  mode: 'devnet' | 'mainnet';
-  network: typeof BASE_NETWORK;
+  mode: PaymentsMode;
+  /** The chain paid on: its CAIP-2 id is the 402's `accepts[].network`, its chain id the EIP-712 domain's. */
+  network: PaymentNetwork;
   asset: Address;
   /** The platform's receiving address (`payTo`). */
   payTo: Address;
@@ -34,7 +35,7 @@ export interface PaymentRail {
   facilitator: FacilitatorClient;
   /**
    * Reads the chain (authorizationState, logs) to decide payments whose settle answer was lost:
-   * the devnet, or BASE_RPC_URL (required on mainnet).
+   * the devnet, or BASE_RPC_URL (required on mainnet and testnet).
    */
   reader: PublicClient;
   /** The devnet chain, in devnet mode. */
@@ -77,21 +78,22 @@ export interface RailDeps {
 }
 
 export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): Promise<PaymentRail> {
-  if (config.mode === 'mainnet') {
-    if (!deps.baseClient) throw new ConfigError(['BASE_RPC_URL: required when PAYMENTS_MODE=mainnet']);
+  const { network } = config;
+  if (config.mode !== 'devnet') {
+    if (!deps.baseClient) throw new ConfigError([`BASE_RPC_URL: required when PAYMENTS_MODE=${config.mode}`]);
+    await assertChainOf(deps.baseClient, network, config.mode);
     const asset = getAddress(config.usdcContract);
     return {
-      mode: 'mainnet',
-      network: BASE_NETWORK,
+      mode: config.mode,
+      network,
       asset,
       payTo: getAddress(config.platformPayoutAddress!),
       tokenDomain: await tokenDomainOf(deps.baseClient, asset),
       facilitator: await httpFacilitator(config),
       reader: deps.baseClient,
-      payouts:
-        config.payoutPrivateKey && deps.baseClient
-          ? await mainnetPayouts(config, config.payoutPrivateKey, deps.baseClient)
-          : undefined,
+      payouts: config.payoutPrivateKey
+        ? await externalPayouts(config, config.payoutPrivateKey, deps.baseClient)
+        : undefined,
     };
   }
   const { startDevnetChain } = await import('../devnet/chain.js');
@@ -99,11 +101,12 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
   const devnet = await startDevnetChain({
     db: deps.database.db,
     platformKey: devnetPlatformKey(deps.appSecret),
+    network,
   });
   return {
     mode: 'devnet',
-    network: BASE_NETWORK,
-    asset: BASE_USDC,
+    network,
+    asset: devnet.asset,
     payTo: devnet.platform.address,
     tokenDomain: DEVNET_TOKEN_DOMAIN,
     facilitator: config.facilitatorUrl ? await httpFacilitator(config) : devnetFacilitator(devnet),
@@ -113,29 +116,49 @@ export async function openPaymentRail(config: PaymentsConfig, deps: RailDeps): P
       publicClient: devnet.publicClient,
       walletClient: devnet.walletClient,
       account: devnet.platform,
-      asset: BASE_USDC,
+      asset: devnet.asset,
     }),
   };
 }
 
 /**
- * Payouts on Base, signed here with PAYOUT_PRIVATE_KEY and sent through BASE_RPC_URL. They are
- * paid from the address buyers pay, so the key must be that address's.
+ * BASE_RPC_URL must be a node of the chain paid on: a mainnet endpoint under a testnet setting (or
+ * the reverse) would check signatures and decide lost settlements on the wrong chain.
  */
-async function mainnetPayouts(
+async function assertChainOf(
+  client: PublicClient,
+  network: PaymentNetwork,
+  mode: PaymentsMode,
+): Promise<void> {
+  const chainId = await client.getChainId();
+  if (chainId !== network.chainId) {
+    throw new ConfigError([
+      `BASE_RPC_URL: its chain id is ${chainId}, but PAYMENTS_MODE=${mode} pays on ${network.name} (chain id ${network.chainId})`,
+    ]);
+  }
+}
+
+/**
+ * Payouts on the chain paid on, signed here with PAYOUT_PRIVATE_KEY and sent through BASE_RPC_URL.
+ * They are paid from the address buyers pay, so the key must be that address's.
+ */
+async function externalPayouts(
   config: PaymentsConfig,
   key: Hex,
   publicClient: PublicClient,
 ): Promise<PayoutTransfers> {
   const { privateKeyToAccount } = await import('viem/accounts');
   const { createNonceManager, jsonRpc } = await import('viem/nonce');
-  const { base } = await import('viem/chains');
   const account = privateKeyToAccount(key, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   if (!isAddressEqual(account.address, config.platformPayoutAddress!)) {
     throw new ConfigError([
       `PAYOUT_PRIVATE_KEY: its address ${account.address} is not PLATFORM_PAYOUT_ADDRESS ${config.platformPayoutAddress}`,
     ]);
   }
-  const walletClient = createWalletClient({ account, chain: base, transport: custom(publicClient) });
+  const walletClient = createWalletClient({
+    account,
+    chain: viemChain(config.network),
+    transport: custom(publicClient),
+  });
   return chainPayouts({ publicClient, walletClient, account, asset: getAddress(config.usdcContract) });
 }

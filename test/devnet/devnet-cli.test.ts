@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectDatabase } from '../../src/db/connect.js';
+import { DEVNET_GAS_ALLOWANCE_WEI } from '../../src/devnet/chain.js';
+import { BASE } from '../../src/platform/networks.js';
 import { openPaymentRail } from '../../src/x402/rail.js';
 import { runCli } from '../support/process.js';
 
@@ -18,7 +20,7 @@ describe('repo402 devnet fund', { timeout: 300_000 }, () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('mints test USDC, printing only the transaction hash; the chain survives restarts', async () => {
+  it('mints test USDC and gives gas, printing only the transaction hash; the chain survives restarts', async () => {
     const offline = await runCli(['devnet', 'fund', BUYER, '1500000', '--init'], { DATA_DIR: dataDir });
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout.trim()).toMatch(HASH);
@@ -34,14 +36,17 @@ describe('repo402 devnet fund', { timeout: 300_000 }, () => {
       const rail = await openPaymentRail(
         {
           mode: 'devnet',
-          usdcContract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+          network: BASE,
+          usdcContract: BASE.usdc,
           feeBps: 0,
           settlementTimeoutMs: 1000,
         },
         { database, appSecret },
       );
-      expect(rail.devnet!.replayed).toBe(2);
+      // Two mints and one gas transfer (the second fund found the allowance there).
+      expect(rail.devnet!.replayed).toBe(3);
       expect(await rail.devnet!.balanceOf(BUYER)).toBe(4_000_000n);
+      expect(await rail.devnet!.publicClient.getBalance({ address: BUYER })).toBe(DEVNET_GAS_ALLOWANCE_WEI);
     } finally {
       await database.close();
     }

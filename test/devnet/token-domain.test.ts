@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { DevUSDC } from '../../src/devnet/generated/contract-artifacts.js';
 import { DEVNET_TOKEN_DOMAIN } from '../../src/devnet/token-domain.js';
-import { BASE_CHAIN_ID, BASE_USDC } from '../../src/platform/chain-client.js';
+import { BASE } from '../../src/platform/networks.js';
 import { newWallet } from '../identity/support.js';
 import { USDC_DOMAIN } from '../support/chain.js';
 import { openTestDatabase, type TestDatabase } from '../support/db.js';
@@ -45,7 +45,7 @@ describe("the devnet token's EIP-712 domain", () => {
       nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
     };
     const signature = await buyer.signTypedData({
-      domain: { name, version: '2', chainId: BASE_CHAIN_ID, verifyingContract: BASE_USDC },
+      domain: { name, version: '2', chainId: BASE.chainId, verifyingContract: BASE.usdc },
       types: {
         TransferWithAuthorization: [
           { name: 'from', type: 'address' },
@@ -68,7 +68,7 @@ describe("the devnet token's EIP-712 domain", () => {
     const hash = await on.walletClient.writeContract({
       account: on.platform,
       chain: on.walletClient.chain,
-      address: BASE_USDC,
+      address: BASE.usdc,
       abi: DevUSDC.abi,
       functionName: 'transferWithAuthorization',
       args: [
@@ -86,7 +86,7 @@ describe("the devnet token's EIP-712 domain", () => {
   }
 
   const nameOf = (on: DevnetChain) =>
-    on.publicClient.readContract({ address: BASE_USDC, abi: DevUSDC.abi, functionName: 'name' });
+    on.publicClient.readContract({ address: BASE.usdc, abi: DevUSDC.abi, functionName: 'name' });
 
   it('is not real USDC’s, so an authorization signed for the devnet fails against real USDC’s domain', async () => {
     const devnet = (await chain()).chain;
@@ -103,7 +103,7 @@ describe("the devnet token's EIP-712 domain", () => {
     await expect(
       base.publicClient.simulateContract({
         account: base.platform,
-        address: BASE_USDC,
+        address: BASE.usdc,
         abi: DevUSDC.abi,
         functionName: 'transferWithAuthorization',
         args: [

@@ -32,7 +32,7 @@ describe('the pages the buyer’s script runs on', () => {
     expect(res.statusCode).toBe(200);
     expectOnlyTheBuyScript(res);
     expect(res.body).toContain(
-      `<div id="checkout" data-owner="${f.owner}" data-slug="${f.slug}" data-version="1.0.0" data-devnet="true"></div>`,
+      `<div id="checkout" data-owner="${f.owner}" data-slug="${f.slug}" data-version="1.0.0" data-devnet="true" data-chain-id="8453" data-chain-name="Base"></div>`,
     );
     expect(res.body).toContain('<a href="/library">Your library</a>');
     expect(res.body).toContain('From a program or an agent');
@@ -45,7 +45,7 @@ describe('the pages the buyer’s script runs on', () => {
   it('a retired listing says so to the script', async () => {
     const f = await publishedListingFixture(t, { status: 'retired', releases: [{ version: '1.0.0' }] });
     const res = await t.app.inject({ url: `/${f.owner}/${f.slug}` });
-    expect(res.body).toMatch(/<div id="checkout"[^>]* data-retired="true"><\/div>/);
+    expect(res.body).toMatch(/<div id="checkout"[^>]* data-retired="true"[^>]*><\/div>/);
   });
 
   it('/library is a page that says what it is without script, under the same policy', async () => {
@@ -54,7 +54,9 @@ describe('the pages the buyer’s script runs on', () => {
     expect(res.headers['content-type']).toContain('text/html');
     expectOnlyTheBuyScript(res);
     expect(res.body).toContain('<h1>Your library</h1>');
-    expect(res.body).toContain('<div id="library" data-devnet="true"><noscript>');
+    expect(res.body).toContain(
+      '<div id="library" data-devnet="true" data-chain-id="8453" data-chain-name="Base"><noscript>',
+    );
     expect(res.body).toContain('The library needs JavaScript and a browser wallet');
   });
 });

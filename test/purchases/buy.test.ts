@@ -1,6 +1,6 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BASE_USDC } from '../../src/platform/chain-client.js';
+import { BASE } from '../../src/platform/networks.js';
 import { BACKENDS } from '../support/db.js';
 import {
   buy,
@@ -39,7 +39,7 @@ describe.each(BACKENDS)('buying on the devnet on %s', (backend) => {
     expect(body.accepts[0]).toMatchObject({
       scheme: 'exact',
       network: 'eip155:8453',
-      asset: BASE_USDC,
+      asset: BASE.usdc,
       payTo: t.rail.payTo,
       amount: '2000000',
       maxAmountRequired: '2000000',

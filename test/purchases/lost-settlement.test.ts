@@ -3,7 +3,7 @@ import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { generatePrivateKey } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerEntries, payments, purchases } from '../../src/db/schema/index.js';
-import { type DevnetChain, devnetBase, startDevnetChain } from '../../src/devnet/chain.js';
+import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { DevUSDC } from '../../src/devnet/generated/contract-artifacts.js';
 import { reconcilePayments } from '../../src/purchases/reconcile.js';
@@ -179,7 +179,7 @@ describe.each(BACKENDS)('settlements whose answer is lost, in mainnet mode on %s
     await mined(
       await base.walletClient.writeContract({
         account: base.platform,
-        chain: devnetBase,
+        chain: base.publicClient.chain,
         address: base.asset,
         abi: DevUSDC.abi,
         functionName: 'cancelAuthorization',
@@ -221,7 +221,7 @@ describe.each(BACKENDS)('settlements whose answer is lost, in mainnet mode on %s
     await mined(
       await base.walletClient.writeContract({
         account: base.platform,
-        chain: devnetBase,
+        chain: base.publicClient.chain,
         address: base.asset,
         abi: DevUSDC.abi,
         functionName: 'transferWithAuthorization',

@@ -112,7 +112,13 @@ export { walletSignatureHeader };
 /** An EIP-3009 authorization for `requirements`, signed by `signer` (default: `wallet`), with overrides: for bad-input tests. */
 export async function signAuthorization(
   paymentRequired: {
-    accepts: { payTo: string; amount: string; asset: string; extra: { name: string; version: string } }[];
+    accepts: {
+      network: string;
+      payTo: string;
+      amount: string;
+      asset: string;
+      extra: { name: string; version: string };
+    }[];
   } & Record<string, unknown>,
   wallet: ReturnType<typeof newWallet>,
   overrides: Partial<{
@@ -121,6 +127,8 @@ export async function signAuthorization(
     validBefore: bigint;
     to: `0x${string}`;
     nonce: `0x${string}`;
+    /** The EIP-712 domain's chain id; the 402's network's unless a test signs for another chain. */
+    chainId: number;
   }> = {},
   signer: ReturnType<typeof newWallet> = wallet,
 ): Promise<string> {
@@ -139,7 +147,7 @@ export async function signAuthorization(
     domain: {
       name: accepted.extra.name,
       version: accepted.extra.version,
-      chainId: 8453,
+      chainId: overrides.chainId ?? Number(accepted.network.split(':')[1]),
       verifyingContract: accepted.asset as `0x${string}`,
     },
     types: {

@@ -10,15 +10,19 @@ import {
 } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import { BASE, BASE_SEPOLIA, type PaymentNetwork } from '../../src/platform/networks.js';
 import { openTestDatabase } from './db.js';
 import { type JsonRpcServer, serveJsonRpc } from './json-rpc.js';
 
-/** A smart wallet (EIP-1271) that accepts signatures by its owner, deployed or counterfactual. */
 /**
  * Real USDC's EIP-712 domain on Base, for chains that stand in for Base (mainnet-mode tests); the
  * devnet's own differs (src/devnet/token-domain.ts).
  */
 export const USDC_DOMAIN = { name: 'USD Coin', version: '2' } as const;
+/** Circle's test USDC on Base Sepolia names its domain "USDC" (x402's default asset table agrees). */
+export const SEPOLIA_USDC_DOMAIN = { name: 'USDC', version: '2' } as const;
+
+/** A smart wallet (EIP-1271) that accepts signatures by its owner, deployed or counterfactual. */
 
 export interface SmartWallet {
   address: Address;
@@ -85,8 +89,10 @@ function bool(value: boolean): Hex {
 
 /**
  * Base as a mainnet-mode deployment reaches it: a chain of its own (EDR, the token at the Base
- * USDC address with real USDC's domain) behind a JSON-RPC endpoint for `BASE_RPC_URL`. A
- * facilitator in front of `chain` is the caller's to choose.
+ * USDC address with real USDC's domain) behind a JSON-RPC endpoint for `BASE_RPC_URL`; or, given
+ * `BASE_SEPOLIA`, Base Sepolia as a testnet deployment reaches it (chain id 84532, the token at
+ * Circle's test USDC address under its domain "USDC"). A facilitator in front of `chain` is the
+ * caller's to choose.
  */
 export interface BaseStandIn {
   chain: DevnetChain;
@@ -94,12 +100,13 @@ export interface BaseStandIn {
   close(): Promise<void>;
 }
 
-export async function startBaseStandIn(): Promise<BaseStandIn> {
+export async function startBaseStandIn(network: PaymentNetwork = BASE): Promise<BaseStandIn> {
   const database = await openTestDatabase('pglite');
   const chain = await startDevnetChain({
     db: database.db,
     platformKey: generatePrivateKey(),
-    tokenName: USDC_DOMAIN.name,
+    tokenName: (network === BASE_SEPOLIA ? SEPOLIA_USDC_DOMAIN : USDC_DOMAIN).name,
+    network,
   });
   const rpc = await serveJsonRpc((method, params) => chain.request({ method, params } as never));
   return {

@@ -1,7 +1,7 @@
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { createPublicClient, http, parseAbiItem } from 'viem';
-import { BASE_USDC } from '../../src/platform/chain-client.js';
+import { BASE } from '../../src/platform/networks.js';
 import { CLUSTER_BUCKET, type Cluster } from './cluster.js';
 
 /**
@@ -46,8 +46,8 @@ export async function reconcileCluster(cluster: Cluster): Promise<Reconciliation
   const chain = createPublicClient({ transport: http(cluster.rpcUrl) });
   const payTo = cluster.env.PLATFORM_PAYOUT_ADDRESS!.toLowerCase();
   const [used, transfers] = await Promise.all([
-    chain.getLogs({ address: BASE_USDC, event: AUTHORIZATION_USED, fromBlock: 0n }),
-    chain.getLogs({ address: BASE_USDC, event: TRANSFER, fromBlock: 0n }),
+    chain.getLogs({ address: BASE.usdc, event: AUTHORIZATION_USED, fromBlock: 0n }),
+    chain.getLogs({ address: BASE.usdc, event: TRANSFER, fromBlock: 0n }),
   ]);
   const transferOf = new Map(transfers.map((log) => [log.transactionHash, log.args]));
   // Every authorization the chain executed that paid the platform: payer:nonce → amount.

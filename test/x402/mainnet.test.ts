@@ -4,7 +4,7 @@ import { ConfigError } from '../../src/config.js';
 import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { reconcileSweeps, sweepPayouts } from '../../src/earnings/payouts.js';
-import { BASE_NETWORK, BASE_USDC } from '../../src/platform/chain-client.js';
+import { BASE } from '../../src/platform/networks.js';
 import { newWallet } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing, quote } from '../purchases/support.js';
 import { USDC_DOMAIN } from '../support/chain.js';
@@ -65,8 +65,8 @@ describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
     const fixture = await publishListing(t, { priceMicro: 2_000_000n });
     const required = await quote(t, fixture);
     expect(required.accepts[0]).toMatchObject({
-      network: BASE_NETWORK,
-      asset: BASE_USDC,
+      network: BASE.caip2,
+      asset: BASE.usdc,
       payTo: platform.address,
       amount: '2000000',
       extra: { name: 'USD Coin', version: '2' },

@@ -11,7 +11,7 @@ export function Checkout({ listing, retired }: { listing: ListingRef; retired: b
   return (
     <div class="checkout">
       <h3>{retired ? 'Download what you own' : 'Buy with a browser wallet'}</h3>
-      <WalletGate devnet={listing.devnet} purpose={retired ? 'Connect' : 'Buy'}>
+      <WalletGate devnet={listing.devnet} chain={listing.chain} purpose={retired ? 'Connect' : 'Buy'}>
         {(connected, disconnect) => (
           <>
             <p class="muted">

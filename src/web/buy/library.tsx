@@ -5,6 +5,7 @@ import { TestMoney } from './faucet.js';
 import { ListingPurchase } from './listing-purchase.js';
 import { ownedVersion, type Release, startDownload } from './purchase.js';
 import { type Connected, WalletGate } from './wallet-gate.js';
+import type { PageChain } from './wallets.js';
 import { buyerErrorText, dollars, shortAddress } from './words.js';
 
 interface Entitlement {
@@ -35,13 +36,14 @@ interface Shelf {
 
 interface Setting {
   devnet: boolean;
+  chain: PageChain;
   explorer?: string;
 }
 
 /** The library at /library: every listing and version the connected wallet owns. */
 export function Library(setting: Setting) {
   return (
-    <WalletGate devnet={setting.devnet} purpose="Open your library">
+    <WalletGate devnet={setting.devnet} chain={setting.chain} purpose="Open your library">
       {(connected, disconnect) => (
         <>
           <p class="muted">
@@ -189,6 +191,7 @@ function ShelfCard({ shelf, connected, setting }: { shelf: Shelf; connected: Con
                 slug: shelf.slug,
                 explorer: setting.explorer,
                 devnet: setting.devnet,
+                chain: setting.chain,
               }}
               connected={connected}
             />

@@ -11,6 +11,7 @@ import {
   usdcBalance,
 } from './purchase.js';
 import type { Connected } from './wallet-gate.js';
+import type { PageChain } from './wallets.js';
 import { balanceText, buyerErrorText, dollars, shortAddress } from './words.js';
 
 export interface ListingRef {
@@ -19,6 +20,8 @@ export interface ListingRef {
   /** A transaction's page on the chain's explorer, `{tx}` for the hash; none on the devnet. */
   explorer?: string;
   devnet: boolean;
+  /** The chain paid on, as the page names it. */
+  chain: PageChain;
 }
 
 type State =
@@ -93,7 +96,7 @@ export function ListingPurchase({ listing, connected }: { listing: ListingRef; c
       const accepted = offer.accepts[0]!;
       try {
         const balance = await usdcBalance(connected.wallet, connected.address, accepted.asset);
-        const text = balanceText(balance, BigInt(accepted.amount), listing.devnet);
+        const text = balanceText(balance, BigInt(accepted.amount), listing.devnet, listing.chain.name);
         return listing.devnet ? `${text} “Get test USDC” adds some.` : text;
       } catch {
         // The balance could not be read: the refusal alone says what to do.
@@ -138,7 +141,7 @@ export function ListingPurchase({ listing, connected }: { listing: ListingRef; c
         return (
           <div role="status" class="checkout-status">
             <p>
-              Payment signed. Waiting for it to settle on Base
+              Payment signed. Waiting for it to settle on {listing.chain.name}
               {state.attempt > 0 ? ` (still settling, check ${state.attempt})` : ''}…
             </p>
             <progress aria-label="Settling the payment" />
@@ -211,7 +214,11 @@ function Offer({
           <code title={accepted.payTo}>{shortAddress(accepted.payTo)}</code>
         </dd>
         <dt>Network</dt>
-        <dd>{listing.devnet ? 'Base, as this devnet imitates it (test money)' : 'Base'}</dd>
+        <dd>
+          {listing.devnet
+            ? `${listing.chain.name}, as this devnet imitates it (test money)`
+            : listing.chain.name}
+        </dd>
         <dt>Price held until</dt>
         <dd>
           <time dateTime={validUntil.toISOString()}>{validUntil.toLocaleTimeString()}</time>
@@ -294,7 +301,7 @@ function Granted({
           ) : (
             <code title={transaction}>{shortAddress(transaction)}</code>
           )}
-          {listing.devnet ? ' (on this devnet’s test chain, not on Base)' : ''}
+          {listing.devnet ? ` (on this devnet’s test chain, not on ${listing.chain.name})` : ''}
         </p>
       ) : null}
       <p>

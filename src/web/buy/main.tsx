@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { Checkout } from './checkout.js';
 import { Library } from './library.js';
+import { pageChain } from './wallets.js';
 
 /**
  * The buyer's script: the checkout in a manifest page's Buy section, and the library. The pages are
@@ -16,6 +17,7 @@ if (checkout) {
         slug: data.slug ?? '',
         explorer: data.explorer,
         devnet: data.devnet === 'true',
+        chain: pageChain(data),
       }}
       retired={data.retired === 'true'}
     />,
@@ -25,5 +27,9 @@ if (checkout) {
 
 const library = document.getElementById('library');
 if (library) {
-  render(<Library devnet={library.dataset.devnet === 'true'} explorer={library.dataset.explorer} />, library);
+  const data = library.dataset;
+  render(
+    <Library devnet={data.devnet === 'true'} chain={pageChain(data)} explorer={data.explorer} />,
+    library,
+  );
 }

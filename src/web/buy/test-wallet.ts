@@ -1,7 +1,7 @@
 import { type Hex, isHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Eip1193Provider } from '../wallet.js';
-import { BASE_CHAIN_HEX, type WalletOption } from './wallets.js';
+import type { PageChain, WalletOption } from './wallets.js';
 
 /**
  * The devnet's test wallet: a key generated in this browser tab and kept in its sessionStorage, so
@@ -25,7 +25,7 @@ interface TypedDataJson {
   message: Record<string, unknown>;
 }
 
-export function testWallet(): WalletOption {
+export function testWallet(chain: PageChain): WalletOption {
   const account = privateKeyToAccount(tabKey());
   const provider: Eip1193Provider = {
     async request({ method, params = [] }) {
@@ -34,7 +34,7 @@ export function testWallet(): WalletOption {
         case 'eth_accounts':
           return [account.address];
         case 'eth_chainId':
-          return BASE_CHAIN_HEX;
+          return chain.hex;
         case 'personal_sign': {
           const [message] = params as [string];
           return account.signMessage({ message: isHex(message) ? { raw: message } : message });

@@ -3,18 +3,18 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Address, declinedInWallet } from '../wallet.js';
 import { forgetWalletSession, storedSession, walletSession } from './wallet-session.js';
 import {
-  BASE_CHAIN_HEX,
   chainName,
   connectAccount,
   discoverWallets,
+  type PageChain,
   sharedAccount,
-  switchToBase,
+  switchChain,
   type WalletOption,
   walletChain,
 } from './wallets.js';
 import { buyerErrorText } from './words.js';
 
-/** A wallet the person connected, on Base, with the session that proves it is theirs. */
+/** A wallet the person connected, on the chain paid on, with the session that proves it is theirs. */
 export interface Connected {
   wallet: WalletOption;
   address: Address;
@@ -32,16 +32,19 @@ const TEST_MONEY =
 
 /**
  * Connecting a wallet, for the checkout and the library alike: the wallets the browser announces
- * by name and icon (on the devnet, only the tab's test wallet), the account, the chain (Base), and
+ * by name and icon (on the devnet, only the tab's test wallet), the account, the chain (the page's), and
  * one signature proving the wallet is the person's. `children` is shown once it is. A wallet this
  * tab proved within its session reconnects by itself, without a prompt.
  */
 export function WalletGate({
   devnet,
+  chain,
   purpose,
   children,
 }: {
   devnet: boolean;
+  /** The chain this server is paid on: the wallet must be on it. */
+  chain: PageChain;
   /** The button's words: what connecting is for. */
   purpose: string;
   children: (connected: Connected, disconnect: () => void) => ComponentChildren;
@@ -50,12 +53,12 @@ export function WalletGate({
   const [state, setState] = useState<Step>({ step: 'choose' });
   useEffect(() => {
     if (!devnet) return discoverWallets(setWallets);
-    void import('./test-wallet.js').then(({ testWallet }) => setWallets([testWallet()]));
+    void import('./test-wallet.js').then(({ testWallet }) => setWallets([testWallet(chain)]));
     return undefined;
-  }, [devnet]);
+  }, [devnet, chain]);
 
   // After a reload, on the way back from the library, or mid-payment: the wallet the tab's session
-  // was signed with, if it still shares that account without asking and is on Base.
+  // was signed with, if it still shares that account without asking and is on the chain paid on.
   const resumed = useRef(false);
   useEffect(() => {
     const kept = storedSession();
@@ -64,21 +67,21 @@ export function WalletGate({
     resumed.current = true;
     void (async () => {
       if ((await sharedAccount(wallet)) !== kept.address) return;
-      if ((await walletChain(wallet)) !== BASE_CHAIN_HEX) return;
+      if ((await walletChain(wallet)) !== chain.hex) return;
       const connected = { wallet, address: kept.address, session: kept.token };
       setState((now) => (now.step === 'choose' && !now.error ? { step: 'connected', connected } : now));
     })().catch(() => {
       // The wallet would not say: the person connects it by hand.
     });
-  }, [wallets]);
+  }, [wallets, chain]);
 
   async function connect(wallet: WalletOption) {
     setState({ step: 'connecting', wallet });
     try {
       const address = await connectAccount(wallet);
-      const chain = await walletChain(wallet);
-      if (chain !== BASE_CHAIN_HEX) {
-        setState({ step: 'wrong-chain', wallet, chain });
+      const on = await walletChain(wallet);
+      if (on !== chain.hex) {
+        setState({ step: 'wrong-chain', wallet, chain: on });
         return;
       }
       const session = await walletSession(wallet, address);
@@ -88,18 +91,18 @@ export function WalletGate({
     }
   }
 
-  async function switchChain(wallet: WalletOption, chain: string) {
+  async function switchWallet(wallet: WalletOption, on: string) {
     try {
-      await switchToBase(wallet);
+      await switchChain(wallet, chain);
       await connect(wallet);
     } catch (error) {
       setState({
         step: 'wrong-chain',
         wallet,
-        chain,
+        chain: on,
         error: declinedInWallet(error)
-          ? 'You declined the switch in your wallet. Switch it to Base yourself, then connect again.'
-          : 'Your wallet could not switch by itself. Choose Base in your wallet, then connect again.',
+          ? `You declined the switch in your wallet. Switch it to ${chain.name} yourself, then connect again.`
+          : `Your wallet could not switch by itself. Choose ${chain.name} in your wallet, then connect again.`,
       });
     }
   }
@@ -114,13 +117,13 @@ export function WalletGate({
     return (
       <div>
         <p class="notice" role="alert">
-          {state.wallet.name} is on {chainName(state.chain)}. Payments here are made in USDC on Base: switch
-          your wallet to Base to continue.
+          {state.wallet.name} is on {chainName(state.chain)}. Payments here are made in USDC on {chain.name}:
+          switch your wallet to {chain.name} to continue.
         </p>
         {state.error ? <p role="alert">{state.error}</p> : null}
         <p>
-          <button type="button" class="primary" onClick={() => switchChain(state.wallet, state.chain)}>
-            Switch to Base
+          <button type="button" class="primary" onClick={() => switchWallet(state.wallet, state.chain)}>
+            Switch to {chain.name}
           </button>{' '}
           <button type="button" onClick={() => setState({ step: 'choose' })}>
             Choose another wallet

@@ -18,8 +18,21 @@ interface Eip6963Announcement {
   provider: Eip1193Provider;
 }
 
-/** Base mainnet, where every payment here is made (eip155:8453). */
-export const BASE_CHAIN_HEX = '0x2105';
+/**
+ * The chain this server is paid on (Base; Base Sepolia on a testnet staging), as the page names it
+ * on the element the script renders into (`data-chain-id`, `data-chain-name`).
+ */
+export interface PageChain {
+  /** The chain id as wallets report it (`eth_chainId`): lower-case hex. */
+  hex: string;
+  name: string;
+}
+
+export function pageChain(data: DOMStringMap): PageChain {
+  const id = Number.parseInt(data.chainId ?? '', 10);
+  if (!Number.isSafeInteger(id) || id <= 0) throw new Error('The page names no chain to pay on.');
+  return { hex: `0x${id.toString(16)}`, name: data.chainName || `the chain with id ${id}` };
+}
 
 /** EIP-6963 icons are data: URLs; anything else would load from elsewhere, so it is not shown. */
 const DATA_IMAGE = /^data:image\/(svg\+xml|png|jpeg|webp|gif)[;,]/;
@@ -72,21 +85,22 @@ export async function sharedAccount(wallet: WalletOption): Promise<Address | und
   return accounts?.[0]?.toLowerCase() as Address | undefined;
 }
 
-/** The chain the wallet is on, as the hex chain id it reports (`0x2105` is Base). */
+/** The chain the wallet is on, as the hex chain id it reports (`0x2105` is Base, `0x14a34` Base Sepolia). */
 export async function walletChain(wallet: WalletOption): Promise<string> {
   return String(await wallet.provider.request({ method: 'eth_chainId' })).toLowerCase();
 }
 
-export async function switchToBase(wallet: WalletOption): Promise<void> {
+export async function switchChain(wallet: WalletOption, chain: PageChain): Promise<void> {
   await wallet.provider.request({
     method: 'wallet_switchEthereumChain',
-    params: [{ chainId: BASE_CHAIN_HEX }],
+    params: [{ chainId: chain.hex }],
   });
 }
 
 /** Names for the chains a wallet is most often on, for the page to say where it is. */
 const CHAIN_NAMES: Record<string, string> = {
   '0x1': 'Ethereum',
+  '0x2105': 'Base',
   '0xa': 'Optimism',
   '0x89': 'Polygon',
   '0xa4b1': 'Arbitrum One',

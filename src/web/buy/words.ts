@@ -25,8 +25,13 @@ export function buyerErrorText(error: unknown): string {
 }
 
 /** Not enough USDC: the balance the wallet holds, against the price. */
-export function balanceText(balanceMicro: bigint, priceMicro: bigint, devnet: boolean): string {
-  const where = devnet ? 'test USDC on this devnet' : 'USDC on Base';
+export function balanceText(
+  balanceMicro: bigint,
+  priceMicro: bigint,
+  devnet: boolean,
+  chainName: string,
+): string {
+  const where = devnet ? 'test USDC on this devnet' : `USDC on ${chainName}`;
   return `Your wallet holds $${formatUsd(balanceMicro)} ${where} and the price is $${formatUsd(priceMicro)}. Add at least $${formatUsd(priceMicro - balanceMicro)} ${where} to it, then pay again.`;
 }
 

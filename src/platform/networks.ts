@@ -1,0 +1,57 @@
+import { type Address, type Chain, defineChain } from 'viem';
+
+/**
+ * Where payments are made: one chain, Circle's USDC on it and its explorer. The configured one
+ * (`PAYMENTS_MODE`) flows from `config.payments.network` to everything that names it: the 402's
+ * `accepts[].network`, the EIP-712 chain id payments are checked under, the wallet-ownership
+ * challenges, the explorer links, the browser checkout's chain switch and the texts agents read.
+ */
+export interface PaymentNetwork {
+  /** Its everyday name, as texts and wallets say it. */
+  name: string;
+  chainId: number;
+  /** CAIP-2, as a 402's `accepts[].network` names it. */
+  caip2: `eip155:${number}`;
+  /** Circle's USDC there. */
+  usdc: Address;
+  /** Its explorer's page of a transaction, `{tx}` standing for the hash. */
+  explorerTxUrl: string;
+  /** Test money only (faucets, no value). */
+  testnet: boolean;
+}
+
+/** Base mainnet; the devnet impersonates it (chain id and token address). */
+export const BASE: PaymentNetwork = {
+  name: 'Base',
+  chainId: 8453,
+  caip2: 'eip155:8453',
+  usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  explorerTxUrl: 'https://basescan.org/tx/{tx}',
+  testnet: false,
+};
+
+/** Base Sepolia, Base's public testnet, with Circle's test USDC (https://faucet.circle.com). */
+export const BASE_SEPOLIA: PaymentNetwork = {
+  name: 'Base Sepolia',
+  chainId: 84532,
+  caip2: 'eip155:84532',
+  usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  explorerTxUrl: 'https://sepolia.basescan.org/tx/{tx}',
+  testnet: true,
+};
+
+export const PAYMENT_NETWORKS: readonly PaymentNetwork[] = [BASE, BASE_SEPOLIA];
+
+/** Multicall3 at its canonical address, deployed on Base and Base Sepolia alike (and on the devnet). */
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
+/** The network as viem signs for it: its chain id (checked against the node's) and Multicall3. */
+export function viemChain(network: PaymentNetwork, name = network.name): Chain {
+  return defineChain({
+    id: network.chainId,
+    name,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+  });
+}
