@@ -567,6 +567,8 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'GITHUB_WEBHOOK_SECRET',
   'CDP_API_KEY_SECRET',
   'METRICS_TOKEN',
+  // RPC providers put their API key in the URL.
+  'BASE_RPC_URL',
 ]);
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
@@ -662,6 +664,11 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   if (e.SSH_MAX_UNAUTHENTICATED_CONNECTIONS >= e.SSH_MAX_CONNECTIONS) {
     throw new ConfigError([
       'SSH_MAX_UNAUTHENTICATED_CONNECTIONS: must be less than SSH_MAX_CONNECTIONS (the rest is kept for connections that have logged in)',
+    ]);
+  }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && [e.PORT, e.SSH_PORT].includes(e.METRICS_PORT)) {
+    throw new ConfigError([
+      `METRICS_PORT: ${e.METRICS_PORT} is taken by ${e.METRICS_PORT === e.PORT ? 'PORT' : 'SSH_PORT'}; the metrics listener needs a port of its own`,
     ]);
   }
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {

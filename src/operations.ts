@@ -55,6 +55,12 @@ const commands = {
   }),
 } satisfies Operations<AppContext>;
 
+/** A command's arguments as its event shows them (`paused`, `count`, `source`), without an address. */
+function shownArgs(args: unknown): Record<string, unknown> {
+  const { address: _address, ...shown } = (args ?? {}) as Record<string, unknown>;
+  return shown;
+}
+
 function logged<O extends Operations<AppContext>>(ops: O): O {
   return Object.fromEntries(
     Object.entries(ops).map(([command, op]) => [
@@ -63,10 +69,10 @@ function logged<O extends Operations<AppContext>>(ops: O): O {
         try {
           // Each entry's own schema parsed `args` before this runs.
           const result = await op.run(ctx, args as never);
-          logEvent(ctx.log, 'operator.command', { command, outcome: 'done' });
+          logEvent(ctx.log, 'operator.command', { command, ...shownArgs(args), outcome: 'done' });
           return result;
         } catch (error) {
-          logEvent(ctx.log, 'operator.command', { command, outcome: 'failed' });
+          logEvent(ctx.log, 'operator.command', { command, ...shownArgs(args), outcome: 'failed' });
           throw error;
         }
       }),

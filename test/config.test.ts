@@ -89,6 +89,22 @@ describe('loadConfig', () => {
     expect((error as ConfigError).problems).toHaveLength(1);
   });
 
+  it('refuses a METRICS_PORT taken by PORT or SSH_PORT, and never shows BASE_RPC_URL (its key)', () => {
+    expect(() => loadConfig({ PORT: '9100', METRICS_PORT: '9100' })).toThrow(
+      /METRICS_PORT: 9100 is taken by PORT/,
+    );
+    expect(() => loadConfig({ SSH_PORT: '9101', METRICS_PORT: '9101' })).toThrow(/taken by SSH_PORT/);
+    expect(loadConfig({ METRICS_PORT: '9102' }).metrics).toEqual({ port: 9102, host: '127.0.0.1' });
+    let message = '';
+    try {
+      loadConfig({ BASE_RPC_URL: 'ftp://rpc.example/v2/SECRET-KEY' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/BASE_RPC_URL=\(value hidden\)/);
+    expect(message).not.toContain('SECRET-KEY');
+  });
+
   it('reads each secret from its _FILE form, refusing both forms or an unreadable file without showing the value', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'repo402-secrets-'));
     try {

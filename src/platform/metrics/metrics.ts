@@ -35,7 +35,7 @@ export class Metrics {
   });
   readonly purchases = new Counter({
     name: 'repo402_purchases_total',
-    help: 'Purchase requests by outcome (purchase, update, owned, free, payment_required, refused) and, when refused, error code',
+    help: 'Purchase requests by outcome (new, update, free, owned, payment_required, refused) and, when refused, error code',
     labelNames: ['outcome', 'code'] as const,
     registers: [this.registry],
   });
@@ -77,7 +77,7 @@ export class Metrics {
   });
   readonly sshRefusals = new Counter({
     name: 'repo402_ssh_refusals_total',
-    help: 'SSH connections or commands refused, by reason (a connection cap, unknown_key, bad_signature, paused, access)',
+    help: 'SSH connections or commands refused, by reason (a connection cap, unknown_key, bad_signature, paused, access, internal)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
