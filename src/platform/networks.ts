@@ -16,6 +16,12 @@ export interface PaymentNetwork {
   usdc: Address;
   /** Its explorer's page of a transaction, `{tx}` standing for the hash. */
   explorerTxUrl: string;
+  /**
+   * A public JSON-RPC endpoint and the explorer, as a wallet that does not know the chain is asked
+   * to add it (EIP-3085): the wallet reads its balances there, this service never does.
+   */
+  walletRpcUrl: string;
+  explorerUrl: string;
   /** Test money only (faucets, no value). */
   testnet: boolean;
 }
@@ -27,6 +33,8 @@ export const BASE: PaymentNetwork = {
   caip2: 'eip155:8453',
   usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
   explorerTxUrl: 'https://basescan.org/tx/{tx}',
+  walletRpcUrl: 'https://mainnet.base.org',
+  explorerUrl: 'https://basescan.org',
   testnet: false,
 };
 
@@ -37,6 +45,8 @@ export const BASE_SEPOLIA: PaymentNetwork = {
   caip2: 'eip155:84532',
   usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
   explorerTxUrl: 'https://sepolia.basescan.org/tx/{tx}',
+  walletRpcUrl: 'https://sepolia.base.org',
+  explorerUrl: 'https://sepolia.basescan.org',
   testnet: true,
 };
 

@@ -93,7 +93,12 @@ export interface CheckoutSetting {
 
 /** The chain the buyer's script switches the wallet to, named on the element it renders into. */
 export function chainAttributes(network: PaymentNetwork): Record<string, string> {
-  return { 'data-chain-id': String(network.chainId), 'data-chain-name': network.name };
+  return {
+    'data-chain-id': String(network.chainId),
+    'data-chain-name': network.name,
+    'data-chain-rpc': network.walletRpcUrl,
+    'data-chain-explorer': network.explorerUrl,
+  };
 }
 
 export async function checkoutFor(ctx: AppContext): Promise<CheckoutSetting> {

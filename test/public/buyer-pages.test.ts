@@ -32,7 +32,7 @@ describe('the pages the buyer’s script runs on', () => {
     expect(res.statusCode).toBe(200);
     expectOnlyTheBuyScript(res);
     expect(res.body).toContain(
-      `<div id="checkout" data-owner="${f.owner}" data-slug="${f.slug}" data-version="1.0.0" data-devnet="true" data-chain-id="8453" data-chain-name="Base"></div>`,
+      `<div id="checkout" data-owner="${f.owner}" data-slug="${f.slug}" data-version="1.0.0" data-devnet="true" data-chain-id="8453" data-chain-name="Base" data-chain-rpc="https://mainnet.base.org" data-chain-explorer="https://basescan.org"></div>`,
     );
     expect(res.body).toContain('<a href="/library">Your library</a>');
     expect(res.body).toContain('From a program or an agent');
@@ -55,7 +55,7 @@ describe('the pages the buyer’s script runs on', () => {
     expectOnlyTheBuyScript(res);
     expect(res.body).toContain('<h1>Your library</h1>');
     expect(res.body).toContain(
-      '<div id="library" data-devnet="true" data-chain-id="8453" data-chain-name="Base"><noscript>',
+      '<div id="library" data-devnet="true" data-chain-id="8453" data-chain-name="Base" data-chain-rpc="https://mainnet.base.org" data-chain-explorer="https://basescan.org"><noscript>',
     );
     expect(res.body).toContain('The library needs JavaScript and a browser wallet');
   });

@@ -45,6 +45,10 @@ const ICON =
 interface Wallets {
   accounts: Record<WalletId, PrivateKeyAccount>;
   chains: Record<WalletId, string>;
+  /** Chains a wallet does not know: switching there fails with 4902 until the chain is added. */
+  unknown: Record<WalletId, Set<string>>;
+  /** Every chain a wallet was asked to add (EIP-3085). */
+  added: unknown[];
   /** Every message a wallet was asked to sign with personal_sign. */
   signed: string[];
   /** Every transfer authorization a wallet signed. */
@@ -82,9 +86,21 @@ async function walletContext(
         return [account.address];
       case 'eth_chainId':
         return wallets.chains[id];
-      case 'wallet_switchEthereumChain':
-        wallets.chains[id] = (params[0] as { chainId: string }).chainId;
+      case 'wallet_switchEthereumChain': {
+        const { chainId } = params[0] as { chainId: string };
+        // EIP-1193 errors carry a code; the page's provider throws this as one.
+        if (wallets.unknown[id].has(chainId))
+          return { rpcError: { code: 4902, message: 'Unrecognized chain ID' } };
+        wallets.chains[id] = chainId;
         return null;
+      }
+      case 'wallet_addEthereumChain': {
+        const [added] = params as [{ chainId: string }];
+        wallets.added.push(added);
+        wallets.unknown[id].delete(added.chainId);
+        wallets.chains[id] = added.chainId;
+        return null;
+      }
       case 'personal_sign': {
         const [message, from] = params as [Hex, string];
         if (from.toLowerCase() !== account.address.toLowerCase())
@@ -122,8 +138,14 @@ async function walletContext(
           Object.freeze({
             info: { uuid: `uuid-${id}`, name, icon, rdns: `test.${id}` },
             provider: {
-              request: ({ method, params }: { method: string; params?: unknown[] }) =>
-                call(id, method, params ?? []),
+              request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+                const result = (await call(id, method, params ?? [])) as {
+                  rpcError?: { code: number; message: string };
+                } | null;
+                if (result?.rpcError)
+                  throw Object.assign(new Error(result.rpcError.message), result.rpcError);
+                return result;
+              },
             },
           }),
         );
@@ -168,6 +190,8 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
   const wallets: Wallets = {
     accounts: { alpha: newWallet(), beta: newWallet() },
     chains: { alpha: '0x2105', beta: '0x2105' },
+    unknown: { alpha: new Set(), beta: new Set() },
+    added: [],
     signed: [],
     payments: 0,
   };
@@ -474,6 +498,26 @@ describe('buying in the browser, in mainnet mode against Base stand-ins', () => 
     expect(wallets.chains.beta).toBe('0x2105');
   }, 60_000);
 
+  it('a wallet that does not know the chain is asked to add it, then pays on it', async () => {
+    wallets.chains.beta = '0x1';
+    wallets.unknown.beta.add('0x2105');
+    const tab = await newPage();
+    await tab.goto(listingUrl(fixture));
+    await checkout(tab).getByRole('button', { name: 'Buy with Beta Wallet' }).click();
+    await checkout(tab).getByRole('button', { name: 'Switch to Base' }).click();
+    await checkout(tab).getByText('for $2.00.').waitFor();
+    expect(wallets.added).toEqual([
+      {
+        chainId: '0x2105',
+        chainName: 'Base',
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: ['https://mainnet.base.org'],
+        blockExplorerUrls: ['https://basescan.org'],
+      },
+    ]);
+    expect(wallets.chains.beta).toBe('0x2105');
+  }, 60_000);
+
   it('a second click while connecting lands on nothing else; a computer clock minutes fast still pays', async () => {
     const buyer = newWallet();
     await chain.fund(buyer.address, 5_000_000n);
@@ -525,6 +569,8 @@ describe('buying in the browser on the devnet: the tab’s test wallet and the f
   const wallets: Wallets = {
     accounts: { alpha: newWallet(), beta: newWallet() },
     chains: { alpha: '0x2105', beta: '0x2105' },
+    unknown: { alpha: new Set(), beta: new Set() },
+    added: [],
     signed: [],
     payments: 0,
   };

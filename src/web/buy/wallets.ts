@@ -26,12 +26,20 @@ export interface PageChain {
   /** The chain id as wallets report it (`eth_chainId`): lower-case hex. */
   hex: string;
   name: string;
+  /** What a wallet that does not know the chain is asked to add (`data-chain-rpc`, `data-chain-explorer`). */
+  rpcUrl?: string;
+  explorerUrl?: string;
 }
 
 export function pageChain(data: DOMStringMap): PageChain {
   const id = Number.parseInt(data.chainId ?? '', 10);
   if (!Number.isSafeInteger(id) || id <= 0) throw new Error('The page names no chain to pay on.');
-  return { hex: `0x${id.toString(16)}`, name: data.chainName || `the chain with id ${id}` };
+  return {
+    hex: `0x${id.toString(16)}`,
+    name: data.chainName || `the chain with id ${id}`,
+    rpcUrl: data.chainRpc,
+    explorerUrl: data.chainExplorer,
+  };
 }
 
 /** EIP-6963 icons are data: URLs; anything else would load from elsewhere, so it is not shown. */
@@ -91,10 +99,33 @@ export async function walletChain(wallet: WalletOption): Promise<string> {
 }
 
 export async function switchChain(wallet: WalletOption, chain: PageChain): Promise<void> {
-  await wallet.provider.request({
-    method: 'wallet_switchEthereumChain',
-    params: [{ chainId: chain.hex }],
-  });
+  try {
+    await wallet.provider.request({
+      method: 'wallet_switchEthereumChain',
+      params: [{ chainId: chain.hex }],
+    });
+  } catch (error) {
+    if (!unknownChain(error) || !chain.rpcUrl) throw error;
+    // EIP-3085: the wallet asks its owner to add the chain, and switches to it once added.
+    await wallet.provider.request({
+      method: 'wallet_addEthereumChain',
+      params: [
+        {
+          chainId: chain.hex,
+          chainName: chain.name,
+          nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+          rpcUrls: [chain.rpcUrl],
+          blockExplorerUrls: chain.explorerUrl ? [chain.explorerUrl] : undefined,
+        },
+      ],
+    });
+  }
+}
+
+/** EIP-3326's "unrecognized chain" (4902), also as MetaMask Mobile wraps it in an internal error. */
+function unknownChain(error: unknown): boolean {
+  const { code, data } = (error ?? {}) as { code?: number; data?: { originalError?: { code?: number } } };
+  return code === 4902 || data?.originalError?.code === 4902;
 }
 
 /** Names for the chains a wallet is most often on, for the page to say where it is. */
