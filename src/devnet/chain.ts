@@ -13,7 +13,8 @@ import {
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { Db } from '../db/connect.js';
-import { BASE, MULTICALL3_ADDRESS, type PaymentNetwork, viemChain } from '../platform/networks.js';
+import { MULTICALL3_ADDRESS, viemChain } from '../platform/chain-client.js';
+import { BASE, type PaymentNetwork } from '../platform/networks.js';
 import { startEdrProvider } from './edr.js';
 import { DevUSDC, Multicall3 } from './generated/contract-artifacts.js';
 import { appendJournal, readJournal } from './journal-store.js';

@@ -1,4 +1,13 @@
-import { createPublicClient, http, type PublicClient, type Transport } from 'viem';
+import {
+  type Address,
+  type Chain,
+  createPublicClient,
+  defineChain,
+  http,
+  type PublicClient,
+  type Transport,
+} from 'viem';
+import type { PaymentNetwork } from './networks.js';
 
 /**
  * A client for the chain's JSON-RPC endpoint (`BASE_RPC_URL`). It has no chain definition on
@@ -50,4 +59,18 @@ function withoutUrlInErrors(transport: Transport, url: string): Transport {
 
 function escaped(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Multicall3 at its canonical address, deployed on Base and Base Sepolia alike (and on the devnet). */
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
+/** The network as viem signs for it: its chain id (checked against the node's) and Multicall3. */
+export function viemChain(network: PaymentNetwork, name = network.name): Chain {
+  return defineChain({
+    id: network.chainId,
+    name,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+  });
 }

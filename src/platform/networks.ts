@@ -1,10 +1,11 @@
-import { type Address, type Chain, defineChain } from 'viem';
+import type { Address } from 'viem';
 
 /**
  * Where payments are made: one chain, Circle's USDC on it and its explorer. The configured one
  * (`PAYMENTS_MODE`) flows from `config.payments.network` to everything that names it: the 402's
  * `accepts[].network`, the EIP-712 chain id payments are checked under, the wallet-ownership
  * challenges, the explorer links, the browser checkout's chain switch and the texts agents read.
+ * Plain data, so configuration loads without viem (`viemChain` in chain-client.ts builds its chain).
  */
 export interface PaymentNetwork {
   /** Its everyday name, as texts and wallets say it. */
@@ -51,17 +52,3 @@ export const BASE_SEPOLIA: PaymentNetwork = {
 };
 
 export const PAYMENT_NETWORKS: readonly PaymentNetwork[] = [BASE, BASE_SEPOLIA];
-
-/** Multicall3 at its canonical address, deployed on Base and Base Sepolia alike (and on the devnet). */
-export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
-
-/** The network as viem signs for it: its chain id (checked against the node's) and Multicall3. */
-export function viemChain(network: PaymentNetwork, name = network.name): Chain {
-  return defineChain({
-    id: network.chainId,
-    name,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [] } },
-    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
-  });
-}

@@ -14,7 +14,8 @@ import { ConfigError, type PaymentsConfig, type PaymentsMode } from '../config.j
 import type { Database } from '../db/connect.js';
 import type { DevnetChain } from '../devnet/chain.js';
 import { DEVNET_TOKEN_DOMAIN } from '../devnet/token-domain.js';
-import { type PaymentNetwork, viemChain } from '../platform/networks.js';
+import { viemChain } from '../platform/chain-client.js';
+import type { PaymentNetwork } from '../platform/networks.js';
 import { httpFacilitator } from './facilitator-client.js';
 import { chainPayouts, type PayoutTransfers } from './payout-transfers.js';
 
