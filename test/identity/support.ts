@@ -51,6 +51,21 @@ export async function walletSignatureHeader(t: TestApp, wallet: PrivateKeyAccoun
   return encodeWalletSignature({ address: wallet.address, nonce, signature });
 }
 
+/** `POST /api/auth/wallet-sessions` for `wallet` with `proof` (by default a fresh signed challenge): the raw answer. */
+export async function startWalletSession(
+  t: TestApp,
+  wallet: PrivateKeyAccount,
+  proof?: { nonce: string; signature: string },
+) {
+  const signed = proof ?? (await signedChallenge(t, wallet, 'wallet_ownership'));
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/auth/wallet-sessions',
+    remoteAddress: freshIp(),
+    payload: { address: wallet.address, ...signed },
+  });
+}
+
 export async function newInvite(t: TestApp): Promise<string> {
   const [code] = await createInvites(t.ctx.database.db, 1);
   return code!;

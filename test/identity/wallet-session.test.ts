@@ -7,7 +7,7 @@ import {
   type PaymentsTestApp,
   publishListing,
 } from '../purchases/support.js';
-import { expectError, freshIp, newWallet, signedChallenge } from './support.js';
+import { expectError, newWallet, signedChallenge, startWalletSession } from './support.js';
 
 /**
  * Issue 38: a person reading their library in a browser signs one wallet_ownership challenge and
@@ -27,15 +27,8 @@ describe('wallet sessions', () => {
   });
   afterAll(async () => t?.close());
 
-  async function startSession(wallet = buyer, proof?: { nonce: string; signature: string }) {
-    const signed = proof ?? (await signedChallenge(t, wallet, 'wallet_ownership'));
-    return t.app.inject({
-      method: 'POST',
-      url: '/api/auth/wallet-sessions',
-      remoteAddress: freshIp(),
-      payload: { address: wallet.address, ...signed },
-    });
-  }
+  const startSession = (wallet = buyer, proof?: { nonce: string; signature: string }) =>
+    startWalletSession(t, wallet, proof);
 
   it('one signature reads the entitlements, pages them and re-fetches, many times, until it expires', async () => {
     const res = await startSession();

@@ -4,8 +4,7 @@ import { startMetricsListener } from '../../src/platform/metrics/exposition.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
-import { registerCreator } from '../identity/support.js';
-import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
+import { type SshKey, sshKeygen } from '../listings/support.js';
 import {
   buy,
   createPaymentsApp,
@@ -13,7 +12,7 @@ import {
   type PaymentsTestApp,
   publishListing,
 } from '../purchases/support.js';
-import { commitFile, eventually, gitOverSsh, testInspector, workRepo } from '../releases/support.js';
+import { eventually, gitOverSsh, taggedHostedListing, testInspector } from '../releases/support.js';
 import { createTestApp } from '../support/app.js';
 import { Scrape } from '../support/prometheus.js';
 
@@ -110,12 +109,7 @@ describe('metrics and events', () => {
   });
 
   it('counts a cut by verdict and an SSH refusal by reason, and logs the push and the cut', async () => {
-    const creator = await registerCreator(t);
-    const listing = await createHostedListing(t, creator.apiKey, key.publicKey);
-    const remote = `ssh://git@127.0.0.1:${ssh.port}/${listing.owner}/${listing.slug}.git`;
-    const work = await workRepo();
-    await commitFile(work, 'README.md', '# Tool\n', 'First');
-    await work.git('tag', 'v1.0.0');
+    const { creator, listing, remote, work } = await taggedHostedListing(t, ssh.port, key);
     const before = await scrape();
 
     const stranger = await sshKeygen('ed25519');

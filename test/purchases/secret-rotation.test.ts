@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, freshIp, newWallet, signedChallenge } from '../identity/support.js';
+import { expectError, newWallet, startWalletSession } from '../identity/support.js';
 import {
   buy,
   buyUrl,
@@ -37,12 +37,7 @@ describe('rotating APP_SECRET', () => {
     expect(paid.statusCode, paid.body).toBe(200);
     const oldDownload = paid.json().download_url as string;
     const oldQuote = await quote(t, fixture, { 'x-wallet-signature': await walletSignatureHeader(t, buyer) });
-    const session = await t.app.inject({
-      method: 'POST',
-      url: '/api/auth/wallet-sessions',
-      remoteAddress: freshIp(),
-      payload: { address: holder.address, ...(await signedChallenge(t, holder, 'wallet_ownership')) },
-    });
+    const session = await startWalletSession(t, holder);
     expect(session.statusCode, session.body).toBe(201);
 
     // What a restart with a new APP_SECRET gives every reader of the secret.

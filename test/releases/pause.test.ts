@@ -5,10 +5,9 @@ import { PAUSED_PUSH, type SshServer, startSshServer } from '../../src/git/ssh-s
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
 import { findRelease } from '../../src/releases/store.js';
-import { registerCreator } from '../identity/support.js';
-import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
+import { type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { commitFile, eventually, gitOverSsh, testInspector, workRepo } from './support.js';
+import { eventually, gitOverSsh, taggedHostedListing, testInspector } from './support.js';
 
 /**
  * Issue 39: a pause reaches the git host. Pushes are refused with the pause's words and change
@@ -30,16 +29,7 @@ describe('pausing the git host', () => {
     await t?.close();
   });
 
-  /** A new creator's hosted listing, and a work tree with `v1.0.0` tagged, not pushed yet. */
-  async function taggedListing() {
-    const creator = await registerCreator(t);
-    const listing = await createHostedListing(t, creator.apiKey, key.publicKey);
-    const remote = `ssh://git@127.0.0.1:${ssh.port}/${listing.owner}/${listing.slug}.git`;
-    const work = await workRepo();
-    await commitFile(work, 'README.md', '# Tool\n', 'First');
-    await work.git('tag', 'v1.0.0');
-    return { listing, remote, work };
-  }
+  const taggedListing = () => taggedHostedListing(t, ssh.port, key);
 
   it('refuses pushes while paused and takes them after; reads still work', async () => {
     const { listing, remote, work } = await taggedListing();

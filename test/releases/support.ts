@@ -8,6 +8,9 @@ import { deflateSync } from 'node:zlib';
 import { expect } from 'vitest';
 import { diffFiles } from '../../src/git/refs.js';
 import type { InspectionResult, ReleaseInspector } from '../../src/releases/inspection/inspector.js';
+import { registerCreator } from '../identity/support.js';
+import { createHostedListing, type SshKey } from '../listings/support.js';
+import type { TestApp } from '../support/app.js';
 
 const exec = promisify(execFile);
 
@@ -124,6 +127,20 @@ function summariseChanges(changes: Awaited<ReturnType<typeof diffFiles>>) {
     deletions: changes.reduce((sum, change) => sum + change.deletions, 0),
     components_touched: [...components].sort(),
   };
+}
+
+/**
+ * A new creator's hosted listing with `key` as its deploy key, its remote on the SSH server at
+ * `sshPort`, and a work tree with `v1.0.0` tagged, not pushed yet.
+ */
+export async function taggedHostedListing(t: TestApp, sshPort: number, key: SshKey) {
+  const creator = await registerCreator(t);
+  const listing = await createHostedListing(t, creator.apiKey, key.publicKey);
+  const remote = `ssh://git@127.0.0.1:${sshPort}/${listing.owner}/${listing.slug}.git`;
+  const work = await workRepo();
+  await commitFile(work, 'README.md', '# Tool\n', 'First');
+  await work.git('tag', 'v1.0.0');
+  return { creator, listing, remote, work };
 }
 
 /** Polls `check` until it returns a value (real time: jobs run on pg-boss workers). */
