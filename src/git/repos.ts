@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { runGit } from './run-git.js';
@@ -47,24 +47,38 @@ export async function installHooks(config: Config, hooks: Record<string, string>
   return dir;
 }
 
+/** The settings every hosted repository starts with, as the `config` of the template `git init` copies. */
+const REPOSITORY_CONFIG = `[receive]
+\tdenyNonFastForwards = true
+\tdenyDeletes = false
+\tmaxInputSize = ${MAX_PUSH_BYTES}
+\tfsckObjects = true
+[core]
+\tlogAllRefUpdates = true
+`;
+
 /**
  * Creates the bare repository with `main` as its default branch. Non-fast-forward pushes are
  * refused, so a commit the service made (a LICENSE) is never overwritten by a push: the creator
  * pulls first. Idempotent, so a retried creation reuses a directory a failed attempt left.
+ *
+ * The settings come in with `git init` from a template holding only a `config` (and no sample
+ * hooks), one process where a `git config` per setting took six; each process started from a large
+ * server costs tens of milliseconds.
  */
 export async function provisionRepo(config: Config, owner: string, slug: string): Promise<string> {
   const dir = repoPath(config, owner, slug);
+  const template = path.join(config.dataDir, 'git-template');
+  await mkdir(template, { recursive: true });
+  await writeFile(path.join(template, 'config'), REPOSITORY_CONFIG);
   await mkdir(dir, { recursive: true });
-  await runGit(['init', '--quiet', '--bare', `--initial-branch=${DEFAULT_BRANCH}`, dir]);
-  for (const [key, value] of [
-    ['receive.denyNonFastForwards', 'true'],
-    ['receive.denyDeletes', 'false'],
-    ['receive.maxInputSize', String(MAX_PUSH_BYTES)],
-    ['receive.fsckObjects', 'true'],
-    ['core.logAllRefUpdates', 'true'],
-  ] as const) {
-    await runGit(['config', key, value], { gitDir: dir });
-  }
-  await rm(path.join(dir, 'hooks'), { recursive: true, force: true });
+  await runGit([
+    'init',
+    '--quiet',
+    '--bare',
+    `--initial-branch=${DEFAULT_BRANCH}`,
+    `--template=${template}`,
+    dir,
+  ]);
   return dir;
 }

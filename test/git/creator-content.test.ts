@@ -1,10 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diffCommits } from '../../src/analysis/diff.js';
 import { listTree, readBlobs } from '../../src/analysis/git.js';
+import { loadConfig } from '../../src/config.js';
 import { diffFiles, listTags } from '../../src/git/refs.js';
+import { MAX_PUSH_BYTES, provisionRepo } from '../../src/git/repos.js';
 import { GitError, runGit, spawnGit } from '../../src/git/run-git.js';
 import { DEFAULT_TREE_LIMITS, walkTree } from '../../src/git/tree.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -157,5 +159,32 @@ describe('git on creator content', () => {
     );
     expect(missing).toBeInstanceOf(GitError);
     expect((missing as GitError).message).not.toContain(work.dir);
+  });
+});
+
+describe('a hosted repository as provisioned', () => {
+  it('is bare on main, refuses non-fast-forward pushes, checks objects, caps a push, and has no sample hooks; provisioning again changes nothing', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-provision-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const config = loadConfig({ DATA_DIR: dataDir });
+    const dir = await provisionRepo(config, 'alice', 'tools');
+    const setting = async (key: string) => (await runGit(['config', '--get', key], { gitDir: dir })).trim();
+    const expected = {
+      'core.bare': 'true',
+      'receive.denyNonFastForwards': 'true',
+      'receive.denyDeletes': 'false',
+      'receive.fsckObjects': 'true',
+      'receive.maxInputSize': String(MAX_PUSH_BYTES),
+      'core.logAllRefUpdates': 'true',
+    };
+    const read = async () =>
+      Object.fromEntries(
+        await Promise.all(Object.keys(expected).map(async (key) => [key, await setting(key)])),
+      );
+    expect(await read()).toEqual(expected);
+    expect((await runGit(['symbolic-ref', 'HEAD'], { gitDir: dir })).trim()).toBe('refs/heads/main');
+    expect((await readdir(dir)).sort()).toEqual(['HEAD', 'config', 'objects', 'refs']);
+    await provisionRepo(config, 'alice', 'tools');
+    expect(await read()).toEqual(expected);
   });
 });

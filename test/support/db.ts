@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { resetDatabase, type Shape, type SqlSession, shapeOf } from './database-reset.js';
 import { openPooledPglite } from './pglite-pool.js';
 
 export type Backend = 'pglite' | 'postgres';
@@ -24,8 +25,8 @@ export interface TestDatabase extends Database {
 }
 
 /**
- * A migrated database of its own: a PGlite in the template's state (test/support/pglite-pool.ts), or a new PostgreSQL database
- * (a copy of the run's template database when global setup made one) dropped on close.
+ * A migrated database of its own, in the template's state: a pooled PGlite
+ * (test/support/pglite-pool.ts) or a pooled PostgreSQL database.
  */
 export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
@@ -35,20 +36,78 @@ export async function openTestDatabase(backend: Backend): Promise<TestDatabase> 
     await migrate(database);
     return database;
   }
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `repo402_test_${randomBytes(6).toString('hex')}`;
-  const template = process.env.REPO402_POSTGRES_TEMPLATE;
-  await adminQuery(adminUrl, `create database ${name}${template ? ` template ${template}` : ''}`);
-  const url = new URL(adminUrl);
+  return openPooledPostgres();
+}
+
+/** PostgreSQL databases of this worker that a closed test gave back, reset, for the next test. */
+const idlePostgres: string[] = [];
+const MAX_IDLE_POSTGRES = 4;
+let postgresShape: Promise<Shape> | undefined;
+
+/** Names carry the run's prefix (set by global setup), so its teardown drops what workers kept. */
+const newDatabaseName = () =>
+  `${process.env.REPO402_TEST_DATABASE_PREFIX ?? 'repo402_test_'}${randomBytes(6).toString('hex')}`;
+
+const urlOf = (name: string) => {
+  const url = new URL(process.env.TEST_DATABASE_URL!);
   url.pathname = `/${name}`;
-  const database = await connectDatabase({ kind: 'postgres', url: url.toString(), poolSize: 5 });
+  return url.toString();
+};
+
+/** One client on `name`, for resetting or reading its shape. */
+async function withSession<T>(name: string, run: (session: SqlSession) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: urlOf(name) });
+  await client.connect();
+  try {
+    return await run({
+      query: async <T>(text: string, params?: unknown[]) => ({
+        rows: (await client.query(text, params)).rows as T[],
+      }),
+      script: (text) => client.query(text),
+    });
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A database made from the run's template (global setup), or migrated when there is none; reused
+ * after a reset when an earlier test of this worker gave one back (creating one from the template
+ * and dropping it took about half a second per test).
+ */
+async function openPooledPostgres(): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const template = process.env.REPO402_POSTGRES_TEMPLATE;
+  let name = idlePostgres.pop();
+  if (!name) {
+    name = newDatabaseName();
+    await adminQuery(adminUrl, `create database ${name}${template ? ` template ${template}` : ''}`);
+  }
+  const url = urlOf(name);
+  const database = await connectDatabase({ kind: 'postgres', url, poolSize: 5 });
   if (!template) await migrate(database);
+  const given = name;
+  // The template's shape, read from the first fresh copy (a session on the template itself would
+  // stop other workers copying it).
+  postgresShape ??= withSession(given, shapeOf);
+  const shape = await postgresShape;
+  let closed = false;
   return {
     ...database,
-    url: url.toString(),
+    url,
     async close() {
+      if (closed) return;
+      closed = true;
       await database.close();
-      await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+      // Processes a test started on this database may still hold sessions: they end here.
+      await adminQuery(
+        adminUrl,
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${given}' and pid <> pg_backend_pid()`,
+      );
+      const reusable =
+        idlePostgres.length < MAX_IDLE_POSTGRES && (await withSession(given, (s) => resetDatabase(s, shape)));
+      if (reusable) idlePostgres.push(given);
+      else await adminQuery(adminUrl, `drop database if exists ${given} with (force)`);
     },
   };
 }

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { build } from 'esbuild';
+import pg from 'pg';
 import { connectDatabase, type Database, fromPglite } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { JobQueue } from '../../src/platform/jobs.js';
@@ -89,6 +90,23 @@ async function postgresTemplate(): Promise<string | undefined> {
   return name;
 }
 
+/** Drops `names` and every database whose name starts with `prefix`. */
+async function dropDatabases(adminUrl: string, names: string[], prefix: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const pooled = await client.query<{ datname: string }>(
+      'select datname from pg_database where starts_with(datname, $1)',
+      [prefix],
+    );
+    for (const name of [...names, ...pooled.rows.map((row) => row.datname)]) {
+      await client.query(`drop database if exists ${name} with (force)`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 export default async function setup() {
   const web = buildWebApp();
   process.env.REPO402_TRANSPILED_CLI = await transpileSource();
@@ -96,10 +114,12 @@ export default async function setup() {
   const [pglite, postgres] = await Promise.all([pgliteTemplate(dir), postgresTemplate()]);
   process.env.REPO402_PGLITE_TEMPLATE = pglite;
   if (postgres) process.env.REPO402_POSTGRES_TEMPLATE = postgres;
+  // Workers keep reset databases for their next tests (test/support/db.ts); all carry this prefix.
+  const prefix = `repo402_test_${randomBytes(4).toString('hex')}_`;
+  process.env.REPO402_TEST_DATABASE_PREFIX = prefix;
   await web;
   return async () => {
     await rm(dir, { recursive: true, force: true });
-    if (postgres)
-      await adminQuery(process.env.TEST_DATABASE_URL!, `drop database if exists ${postgres} with (force)`);
+    if (postgres) await dropDatabases(process.env.TEST_DATABASE_URL!, [postgres], prefix);
   };
 }
