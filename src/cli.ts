@@ -265,6 +265,36 @@ program
     process.stderr.write(result.paused ? 'still paused by PAUSED=true in the environment\n' : 'resumed\n');
   });
 
+program
+  .command('backup <file>')
+  .description(
+    'write one archive (gzipped tar, mode 0600: it holds secrets) of the embedded database, the hosted repositories, local blobs, the app secret, the attestation key and the SSH host keys, with a manifest of checksums; consistent while the server runs',
+  )
+  .action(async (file: string) => {
+    const { describeBackup } = await import('./backup/describe.js');
+    const summary = (await runOperation('backup.create', { file: path.resolve(file) })) as Parameters<
+      typeof describeBackup
+    >[0];
+    process.stdout.write(`${describeBackup(summary)}\n`);
+    if (summary.manifest.database.kind === 'postgres') {
+      process.stderr.write(
+        'the database is PostgreSQL (DATABASE_URL): this archive does not hold it; take it with pg_dump at the same time\n',
+      );
+    }
+  });
+
+program
+  .command('restore <file>')
+  .description(
+    'unpack a backup into an empty DATA_DIR after checking every file against its manifest; then start the server on it',
+  )
+  .action(async (file: string) => {
+    const { restoreBackup } = await import('./backup/restore.js');
+    const { describeRestore } = await import('./backup/describe.js');
+    const summary = await restoreBackup(loadConfig(), file);
+    process.stdout.write(`${describeRestore(summary)}\n`);
+  });
+
 // Release attestations: verifying a download (no server, no database) and the operator's re-signing.
 program
   .command('verify <zip> <attestation>')

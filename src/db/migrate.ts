@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
@@ -22,5 +24,39 @@ export async function migrate(database: Database): Promise<void> {
   }
   await database.withAdvisoryLock(MIGRATION_LOCK_KEY, () =>
     migrateNodePg(database.db as unknown as NodePgDatabase, { migrationsFolder: MIGRATIONS_DIR }),
+  );
+}
+
+interface JournalEntry {
+  idx: number;
+  tag: string;
+  when: number;
+}
+
+/** The committed migrations in order, as drizzle-kit's journal lists them. */
+export function migrationJournal(): JournalEntry[] {
+  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
+    entries: JournalEntry[];
+  };
+  return journal.entries;
+}
+
+/**
+ * The name (`0020_devnet_faucet`) of the newest migration applied to the database, `null` when
+ * none is; drizzle records each one's journal time, which names it.
+ */
+export async function appliedMigration(database: Database): Promise<string | null> {
+  const { rows: present } = await database.query<{ present: boolean }>(
+    `select to_regclass('drizzle.__drizzle_migrations') is not null as present`,
+  );
+  if (!present[0]?.present) return null;
+  const { rows } = await database.query<{ created_at: string }>(
+    `select created_at::text from drizzle.__drizzle_migrations order by created_at desc limit 1`,
+  );
+  const last = rows[0];
+  if (!last) return null;
+  return (
+    migrationJournal().find((entry) => String(entry.when) === last.created_at)?.tag ??
+    `unknown (${last.created_at})`
   );
 }
