@@ -20,10 +20,31 @@ const MIGRATION_LOCK_KEY = 4020402;
 export async function migrate(database: Database): Promise<void> {
   if (database.driver === 'pglite') {
     await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_DIR });
-    return;
+  } else {
+    await database.withAdvisoryLock(MIGRATION_LOCK_KEY, () =>
+      migrateNodePg(database.db as unknown as NodePgDatabase, { migrationsFolder: MIGRATIONS_DIR }),
+    );
   }
-  await database.withAdvisoryLock(MIGRATION_LOCK_KEY, () =>
-    migrateNodePg(database.db as unknown as NodePgDatabase, { migrationsFolder: MIGRATIONS_DIR }),
+  await refuseNewerDatabase(database);
+}
+
+export class DatabaseNewerError extends Error {
+  override name = 'DatabaseNewerError';
+}
+
+/**
+ * Migrations only go forward: a version older than the one that last migrated the database would
+ * run its code against columns it does not know (drizzle's migrator applies nothing and says
+ * nothing). Refused at start instead, naming the way back (docs/OPERATIONS.md, "Upgrades and
+ * rollbacks").
+ */
+async function refuseNewerDatabase(database: Database): Promise<void> {
+  const applied = await appliedMigration(database);
+  if (applied === null || !applied.startsWith('unknown')) return;
+  const newest = migrationJournal().at(-1)?.tag;
+  throw new DatabaseNewerError(
+    `the database was migrated by a newer repo402 than this one (its last migration is not among this version's, the newest of which is ${newest}): ` +
+      'run that version or a later one, or restore the backup taken before the upgrade',
   );
 }
 
