@@ -52,6 +52,13 @@ const commands = {
     const { createBackup } = await import('./backup/backup.js');
     return createBackup(ctx, file);
   }),
+  'chain.reconcile': operation(
+    z.object({ since: z.iso.datetime({ offset: true }) }),
+    async (ctx, { since }) => {
+      const { recoverFromChain } = await import('./earnings/chain-recovery.js');
+      return recoverFromChain(ctx, new Date(since));
+    },
+  ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
   'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {

@@ -117,7 +117,7 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
     archive = path.join(root, 'backup.tar.gz');
     const backup = await runCli(['backup', archive], { DATA_DIR: dataDir });
     expect(backup.code, backup.stderr).toBe(0);
-    expect(backup.stdout).toContain('database: embedded (PGlite), migrated to 0020_devnet_faucet');
+    expect(backup.stdout).toContain('database: embedded (PGlite), migrated to 0021_chain_recovery');
     expect(backup.stdout).toContain('repositories: 1');
     expect(backup.stdout).toMatch(
       /secrets: app-secret; attestation-key; ssh host keys \(ssh_host_ecdsa_key, ssh_host_ed25519_key\)/,
@@ -220,7 +220,33 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
     expect(cut.latest_release?.version).toBe('1.1.0');
   });
 
+  it('the restored server reconciled its database against the chain before its jobs ran, and reconcile runs on demand', async () => {
+    const dataDir = path.join(root, 'restored');
+    const record = JSON.parse(await readFile(path.join(dataDir, 'restored-from.json'), 'utf8'));
+    // On the devnet the chain's journal is in the database, so the backup holds the chain too.
+    expect(record.chain_reconciled.sales).toEqual({ known: 1, recovered: 0, unattributed: 0, not_sales: 0 });
+    const manual = await runCli(['reconcile', '--since', record.created_at], { DATA_DIR: dataDir });
+    expect(manual.code, manual.stderr).toBe(0);
+    expect(JSON.parse(manual.stdout)).toMatchObject({
+      sales: { known: 1, recovered: 0 },
+      payouts: { recovered: 0 },
+    });
+  });
+
   describe('refusals', () => {
+    it('reconcile refuses a time it cannot read, one in the future, and none', async () => {
+      const env = { DATA_DIR: path.join(root, 'restored') };
+      const words = await runCli(['reconcile', '--since', 'yesterday'], env);
+      expect(words.code).not.toBe(0);
+      expect(words.stderr).toContain('expected an ISO 8601 time');
+      const future = await runCli(['reconcile', '--since', '2999-01-01T00:00:00Z'], env);
+      expect(future.code).not.toBe(0);
+      expect(future.stderr).toContain('expected a time in the past');
+      const none = await runCli(['reconcile'], env);
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toContain("required option '--since <time>'");
+    });
+
     const restoreInto = (dataDir: string, file: string) => runCli(['restore', file], { DATA_DIR: dataDir });
 
     it('refuses a DATA_DIR that is not empty, and touches nothing in it', async () => {
