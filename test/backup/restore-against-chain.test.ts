@@ -16,7 +16,7 @@ import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { recoverFromChain } from '../../src/earnings/chain-recovery.js';
 import { sweepPayouts } from '../../src/earnings/payouts.js';
 import { creatorBalances } from '../../src/earnings/store.js';
-import { newWallet, walletSignatureHeader } from '../identity/support.js';
+import { bearer, newWallet, walletSignatureHeader } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
 import { USDC_DOMAIN } from '../support/chain.js';
 import { adminQuery, BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
@@ -106,12 +106,14 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     };
   }
 
-  it('finds the later sale granted and credited from the chain, and the payout is not paid again', async () => {
+  it('finds the later sale granted and credited from the chain, the payout not paid again, and a sale it cannot attribute left alone', async () => {
     t = await createPaymentsApp({ backend, env: mainnetEnv() });
     const fixture = await publishListing(t, { priceMicro: 2_000_000n });
     const early = newWallet();
     await base.fund(early.address, 2_000_000n);
     expect((await buy(t, fixture, early)).statusCode).toBe(200);
+
+    const other = await publishListing(t, { priceMicro: 3_000_000n, slug: 'notes-kit' });
 
     const restore = await backUp(t);
     const backupBlock = await t.rail.reader.getBlock({ blockTag: 'latest' });
@@ -124,13 +126,25 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     expect(sweep).toMatchObject({ state: 'sent', amountMicro: 4_000_000n });
     const creatorPayout = sweep!.address as `0x${string}`;
     expect(await base.balanceOf(creatorPayout)).toBe(4_000_000n);
+    // After the sweep, another creator raises a price and sells at it: a sale the restored
+    // database (which knows the old price) cannot tie to a listing.
+    const raised = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/listings/${other.listingId}`,
+      headers: bearer(other.creator.apiKey),
+      payload: { price_micro: '3500000' },
+    });
+    expect(raised.statusCode, raised.body).toBe(200);
+    const unmatched = newWallet();
+    await base.fund(unmatched.address, 3_500_000n);
+    expect((await buy(t, other, unmatched)).statusCode).toBe(200);
     await t.close();
     t = undefined;
 
     restored = await createPaymentsApp({ backend, env: mainnetEnv(), database: await restore() });
     const db = restored.ctx.database.db;
     // The restored database knows the first sale only, and would pay its 2.00 out again.
-    expect((await creatorBalances(db)).map((b) => b.balanceMicro)).toEqual([2_000_000n]);
+    expect((await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro)).toEqual([2_000_000n]);
     expect(
       await db.select().from(entitlements).where(eq(entitlements.wallet, late.address.toLowerCase())),
     ).toEqual([]);
@@ -139,7 +153,7 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     await base.fund(platform.address, 1_000_000n);
     const since = new Date(Number(backupBlock.timestamp) * 1000 - 60_000);
     const result = await recoverFromChain(restored.ctx, since);
-    expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 0, not_sales: 1 });
+    expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 1, not_sales: 1 });
     expect(result.payouts).toEqual({ known: 0, recovered: 1, not_payouts: 0 });
 
     // The later buyer holds the version and the purchase names the transaction the chain showed.
@@ -157,13 +171,19 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
       await db.select().from(entitlements).where(eq(entitlements.wallet, late.address.toLowerCase())),
     ).toHaveLength(1);
     // Credited 4.00, swept 4.00: nothing left to pay, and the sweep pays nothing.
-    expect((await creatorBalances(db)).map((b) => b.balanceMicro)).toEqual([0n]);
+    expect((await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro)).toEqual([0n]);
     const sweeps = await db.select().from(payoutSweeps);
     expect(sweeps).toMatchObject([
       { state: 'sent', amountMicro: 4_000_000n, transaction: sweep!.transaction },
     ]);
     expect(await sweepPayouts(restored.ctx)).toEqual([]);
     expect(await base.balanceOf(creatorPayout)).toBe(4_000_000n);
+
+    // The sale it could not attribute is granted to nobody and credited to nobody: never guessed.
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, unmatched.address.toLowerCase())),
+    ).toEqual([]);
+    expect((await creatorBalances(db, other.creator.id)).map((b) => b.balanceMicro)).toEqual([]);
 
     // The holder's re-fetch is free on the restored server.
     const refetch = await restored.app.inject({
@@ -174,7 +194,7 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
 
     // Again: nothing new.
     const again = await recoverFromChain(restored.ctx, since);
-    expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 0, not_sales: 1 });
+    expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 1, not_sales: 1 });
     expect(again.payouts).toEqual({ known: 1, recovered: 0, not_payouts: 0 });
     expect(await db.select().from(purchases)).toHaveLength(2);
   }, 120_000);
