@@ -11,6 +11,7 @@ import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
 import { newWallet } from '../identity/support.js';
 import { signPayment } from '../purchases/support.js';
 import { commitFile, eventually, gitOverSsh, workRepo } from '../releases/support.js';
+import { BACKENDS, openTestDatabase } from '../support/db.js';
 import { runCli, type ServerProcess, startServerProcess } from '../support/process.js';
 import { api, publishHostedListing, registerCreator, type SeededCreator } from '../support/seed-over-http.js';
 
@@ -307,6 +308,41 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain('nope.tar.gz: no such file');
     });
+
+    it('refuses to restore an embedded database where DATABASE_URL points elsewhere', async () => {
+      const dataDir = path.join(root, 'to-postgres');
+      const result = await runCli(['restore', archive], {
+        DATA_DIR: dataDir,
+        DATABASE_URL: 'postgres://repo402@127.0.0.1:1/none',
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('holds an embedded (PGlite) database but DATABASE_URL is set');
+      await expect(stat(dataDir)).rejects.toThrow();
+    });
+
+    it.runIf(BACKENDS.includes('postgres'))(
+      'on PostgreSQL, archives the rest and says to take the database with pg_dump',
+      async () => {
+        const database = await openTestDatabase('postgres');
+        try {
+          const dataDir = path.join(root, 'pg-data');
+          await cp(path.join(root, 'restored', 'ssh'), path.join(dataDir, 'ssh'), { recursive: true });
+          const file = path.join(root, 'pg.tar.gz');
+          const backup = await runCli(['backup', file], { DATA_DIR: dataDir, DATABASE_URL: database.url! });
+          expect(backup.code, backup.stderr).toBe(0);
+          expect(backup.stdout).toContain(
+            'database: PostgreSQL (migrated to 0021_chain_recovery), not in this archive',
+          );
+          expect(backup.stderr).toContain('take it with pg_dump');
+          const restore = await runCli(['restore', file], { DATA_DIR: path.join(root, 'pg-restored') });
+          expect(restore.code, restore.stderr).toBe(0);
+          expect(restore.stdout).toContain('database: PostgreSQL');
+          expect(await readdir(path.join(root, 'pg-restored'))).toEqual(['app-secret', 'restored-from.json', 'ssh']);
+        } finally {
+          await database.close();
+        }
+      },
+    );
 
     it('a backup never overwrites a file, and needs a database to back up', async () => {
       const existing = await runCli(['backup', archive], { DATA_DIR: path.join(root, 'restored') });
