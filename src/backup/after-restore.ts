@@ -17,9 +17,18 @@ export async function reconcileAfterRestore(ctx: AppContext): Promise<void> {
   const file = path.join(ctx.config.dataDir, RESTORED_FROM_FILE);
   const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return;
-  const record = JSON.parse(text) as { created_at: string; chain_reconciled?: unknown };
+  let record: { created_at?: unknown; chain_reconciled?: unknown };
+  try {
+    record = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${file} is not JSON: restore the DATA_DIR again, or remove the file after running repo402 reconcile`,
+    );
+  }
   if (record.chain_reconciled) return;
-  const since = new Date(Date.parse(record.created_at) - MARGIN_MS);
+  const taken = typeof record.created_at === 'string' ? Date.parse(record.created_at) : Number.NaN;
+  if (Number.isNaN(taken)) throw new Error(`${file} names no backup time (created_at)`);
+  const since = new Date(taken - MARGIN_MS);
   ctx.log.info(
     { since: since.toISOString() },
     'restored from a backup: reconciling the database against the chain',

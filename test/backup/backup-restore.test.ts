@@ -337,7 +337,11 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
           const restore = await runCli(['restore', file], { DATA_DIR: path.join(root, 'pg-restored') });
           expect(restore.code, restore.stderr).toBe(0);
           expect(restore.stdout).toContain('database: PostgreSQL');
-          expect(await readdir(path.join(root, 'pg-restored'))).toEqual(['app-secret', 'restored-from.json', 'ssh']);
+          expect((await readdir(path.join(root, 'pg-restored'))).sort()).toEqual([
+            'app-secret',
+            'restored-from.json',
+            'ssh',
+          ]);
         } finally {
           await database.close();
         }
