@@ -133,7 +133,8 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
     expect(restore.stdout).toContain(`restored into ${path.join(root, 'restored')}`);
     expect(restore.stdout).toContain('repositories: 1');
     restored = await startServerProcess({ DATA_DIR: path.join(root, 'restored'), LOG_LEVEL: 'warn' });
-  });
+    // Two servers started, a release cut, a sale, a backup and a restore: over a minute on a busy machine.
+  }, 180_000);
   afterAll(async () => {
     await original?.stop('SIGKILL');
     await restored?.stop('SIGKILL');
