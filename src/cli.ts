@@ -144,6 +144,15 @@ function positiveCount(value: string): number {
   return count;
 }
 
+function pastTime(value: string): Date {
+  const time = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time.getTime())) {
+    throw new InvalidArgumentError('expected an ISO 8601 time, e.g. 2026-11-28T03:00:00Z');
+  }
+  if (time.getTime() > Date.now()) throw new InvalidArgumentError('expected a time in the past');
+  return time;
+}
+
 const program = new Command()
   .name('repo402')
   .description('Sell private git repositories as versioned zip artifacts over HTTP 402')
@@ -263,6 +272,51 @@ program
   .action(async () => {
     const result = (await runOperation('pause.set', { paused: false })) as { paused: boolean };
     process.stderr.write(result.paused ? 'still paused by PAUSED=true in the environment\n' : 'resumed\n');
+  });
+
+program
+  .command('backup <file>')
+  .description(
+    'write one archive (gzipped tar, mode 0600: it holds secrets) of the embedded database, the hosted repositories, local blobs, the app secret, the attestation key and the SSH host keys, with a manifest of checksums; consistent while the server runs',
+  )
+  .action(async (file: string) => {
+    const { describeBackup } = await import('./backup/describe.js');
+    const summary = (await runOperation('backup.create', { file: path.resolve(file) })) as Parameters<
+      typeof describeBackup
+    >[0];
+    process.stdout.write(`${describeBackup(summary)}\n`);
+    if (summary.manifest.database.kind === 'postgres') {
+      process.stderr.write(
+        'the database is PostgreSQL (DATABASE_URL): this archive does not hold it; take it with pg_dump at the same time\n',
+      );
+    }
+  });
+
+program
+  .command('restore <file>')
+  .description(
+    'unpack a backup into an empty DATA_DIR after checking every file against its manifest; then start the server on it',
+  )
+  .action(async (file: string) => {
+    const { restoreBackup } = await import('./backup/restore.js');
+    const { describeRestore } = await import('./backup/describe.js');
+    const summary = await restoreBackup(loadConfig(), file);
+    process.stdout.write(`${describeRestore(summary)}\n`);
+  });
+
+program
+  .command('reconcile')
+  .description(
+    'record the sales and payouts the chain shows since TIME that the database lacks (after restoring an older database): sales granted and credited, payouts recorded as sent so they are never paid again',
+  )
+  .requiredOption(
+    '--since <time>',
+    'an ISO 8601 time, e.g. 2026-11-28T03:00:00Z: when the backup was taken, or earlier',
+    pastTime,
+  )
+  .action(async (options: { since: Date }) => {
+    const result = await runOperation('chain.reconcile', { since: options.since.toISOString() });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
   });
 
 // Release attestations: verifying a download (no server, no database) and the operator's re-signing.

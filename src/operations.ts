@@ -47,6 +47,18 @@ const commands = {
       return fundOnDevnet(ctx, address as `0x${string}`, parseMicroUsdc(amountMicro));
     },
   ),
+  // The server writes the archive itself: only it may read the embedded database while it runs.
+  'backup.create': operation(z.object({ file: z.string().min(1) }), async (ctx, { file }) => {
+    const { createBackup } = await import('./backup/backup.js');
+    return createBackup(ctx, file);
+  }),
+  'chain.reconcile': operation(
+    z.object({ since: z.iso.datetime({ offset: true }) }),
+    async (ctx, { since }) => {
+      const { recoverFromChain } = await import('./earnings/chain-recovery.js');
+      return recoverFromChain(ctx, new Date(since));
+    },
+  ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
   'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {

@@ -168,6 +168,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
     if (takesPayments) {
       await ctx.rail();
     }
+    // Before any job runs: a restored database learns what the chain did since its backup.
+    if (takesPayments && mode !== 'none') {
+      await (await import('./backup/after-restore.js')).reconcileAfterRestore(ctx);
+    }
     if (mode === 'workers') {
       await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));
     } else if (mode === 'repository-workers') {

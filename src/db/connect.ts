@@ -52,6 +52,11 @@ export interface Database {
    * PGlite has one process by construction: there is nobody else to hear from.
    */
   listen(channel: string, onNotice: (payload: string | 'all') => void): Promise<() => Promise<void>>;
+  /**
+   * The embedded database's files as one tar (PGlite's `dumpDataDir`), taken while no statement or
+   * transaction runs, so it is the image a clean stop would leave; absent on PostgreSQL (pg_dump).
+   */
+  dumpEmbedded?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -187,6 +192,12 @@ export function fromPglite(client: PGlite, release?: () => Promise<void>): Datab
     },
     ping: (timeoutMs) => (closed ? Promise.resolve(false) : ping(() => client.query('select 1'), timeoutMs)),
     listen: async () => async () => {},
+    async dumpEmbedded() {
+      // A checkpoint first, so the restored copy has little WAL to replay.
+      await client.query('checkpoint');
+      // Under the transaction lock: every query and transaction takes it, so none is half done.
+      return client._runExclusiveTransaction(() => client.dumpDataDir('none'));
+    },
     async close() {
       if (closed) return;
       closed = true;

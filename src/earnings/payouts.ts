@@ -14,7 +14,7 @@ import {
 } from './store.js';
 
 /** Serialises sweeps and their reconciliation across processes: a balance is never paid out twice. */
-const SWEEP_LOCK = 0x5ee9_0001;
+export const SWEEP_LOCK = 0x5ee9_0001;
 /** How long a sweep waits for its receipt before leaving the payout to the reconciler. */
 const SWEEP_RECEIPT_WAIT_MS = 60_000;
 /** The reconciler runs every minute; it waits less so one slow payout does not hold the rest. */

@@ -241,3 +241,43 @@ export async function sweepPage(db: Db, creatorId: string, options: { after?: Pa
     .orderBy(desc(payoutSweeps.createdAt), desc(payoutSweeps.id))
     .limit(options.limit);
 }
+
+/**
+ * A payout the chain shows and the database had forgotten (a restore from an older backup):
+ * recorded as sent, with its ledger debit, in one transaction; nothing when a sweep already names
+ * the transfer (the unique index on `transaction` decides, whichever process gets there first).
+ */
+export async function insertRecoveredSweep(
+  db: Db,
+  row: { creatorId: string; address: string; amountMicro: bigint; transaction: string; at: Date },
+): Promise<SweepRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [sweep] = await tx
+      .insert(payoutSweeps)
+      .values({
+        creatorId: row.creatorId,
+        address: row.address,
+        amountMicro: row.amountMicro,
+        state: 'sent',
+        transaction: row.transaction,
+        createdAt: row.at,
+        finishedAt: row.at,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!sweep) return undefined;
+    await tx.insert(ledgerEntries).values({
+      creatorId: row.creatorId,
+      kind: 'sweep',
+      amountMicro: row.amountMicro,
+      sweepId: sweep.id,
+      createdAt: row.at,
+    });
+    return sweep;
+  });
+}
+
+export async function sweepByTransaction(db: Db, transaction: string): Promise<SweepRow | undefined> {
+  const [sweep] = await db.select().from(payoutSweeps).where(eq(payoutSweeps.transaction, transaction));
+  return sweep;
+}

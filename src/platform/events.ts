@@ -15,6 +15,8 @@ export type BusinessEvent =
   | 'settlement.decided'
   | 'payout.sent'
   | 'payout.failed'
+  | 'chain.reconciled'
+  | 'chain.sale_unattributed'
   | 'operator.command';
 
 export function logEvent(

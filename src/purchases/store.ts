@@ -473,3 +473,54 @@ export async function holderCounts(
     .where(eq(purchases.listingId, listingId));
   return { holders: row?.holders ?? 0, updatesIncluded: row?.updatesIncluded ?? 0 };
 }
+
+// Sales recovered from the chain
+
+/**
+ * Block times are whole seconds and may trail this service's clock by a moment: a sale made right
+ * as its release went on sale must still find it.
+ */
+const CHAIN_CLOCK_SLACK_MS = 2_000;
+
+export interface ChainSaleCandidate {
+  listingId: string;
+  creatorId: string;
+  version: string;
+  kind: 'new' | 'update';
+  fromVersion: string | null;
+  updatePriceMicro: string;
+}
+
+/**
+ * What a transfer of `amountMicro` from `payer` at `at` could have bought: each listing on sale
+ * then whose release on sale then the payer does not hold, at the price its holdings made it
+ * (the listing's price for a new buyer, its update price for a holder of an earlier version;
+ * prices are today's, so a sale made before a price change matches nothing and is left to an
+ * operator). An `all_versions` holder pays nothing more, so is no candidate.
+ */
+export async function chainSaleCandidates(
+  database: Database,
+  payer: string,
+  amountMicro: bigint,
+  at: Date,
+): Promise<ChainSaleCandidate[]> {
+  const { rows } = await database.query<ChainSaleCandidate>(
+    `with held as (select listing_id, version from entitlements where wallet = $1)
+    select l.id as "listingId", l.creator_id as "creatorId", r.version, l.update_price_micro::text as "updatePriceMicro",
+      case when exists (select 1 from held where held.listing_id = l.id) then 'update' else 'new' end as kind,
+      (select h.version from held h join releases hr on hr.listing_id = h.listing_id and hr.version = h.version
+        where h.listing_id = l.id order by hr.major desc, hr.minor desc, hr.patch desc limit 1) as "fromVersion"
+    from listings l
+    join releases r on r.id = (select newest.id from releases newest
+      where newest.listing_id = l.id and newest.verdict = 'pass' and newest.on_sale_at <= $3::timestamptz
+      order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
+    where l.published_at <= $3::timestamptz and (l.retired_at is null or l.retired_at > $3::timestamptz)
+      and not exists (select 1 from held where held.listing_id = l.id and held.version = r.version)
+      and not exists (select 1 from purchases p where p.wallet = $1 and p.listing_id = l.id and p.all_versions)
+      and case when exists (select 1 from held where held.listing_id = l.id)
+        then l.update_price_micro = $2::numeric and $2::numeric > 0
+        else l.price_micro = $2::numeric end`,
+    [payer, amountMicro.toString(), new Date(at.getTime() + CHAIN_CLOCK_SLACK_MS).toISOString()],
+  );
+  return rows;
+}

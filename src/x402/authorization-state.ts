@@ -49,7 +49,7 @@ export interface AuthorizationQuery {
  */
 const LOOKBACK_SECONDS = 3600n;
 /** Blocks per eth_getLogs call; public Base endpoints refuse much wider ranges. */
-const LOG_CHUNK = 1000n;
+export const LOG_CHUNK = 1000n;
 /**
  * Past validBefore by this much on our clock, an unused authorization is expired even if the
  * newest block is older (a quiet devnet mines no blocks): any block made from then on is later.
@@ -125,7 +125,11 @@ async function transferOf(
 }
 
 /** The first block whose timestamp is at or after `timestamp` (binary search; the head if none is). */
-async function firstBlockAtOrAfter(reader: PublicClient, timestamp: bigint, head: bigint): Promise<bigint> {
+export async function firstBlockAtOrAfter(
+  reader: PublicClient,
+  timestamp: bigint,
+  head: bigint,
+): Promise<bigint> {
   let low = 0n;
   let high = head;
   while (low < high) {

@@ -17,6 +17,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   analysis: ['git', 'platform', 'db'],
   scan: ['analysis', 'git', 'platform', 'db'],
   identity: ['platform', 'db'],
+  // `repo402 backup` and `restore`: the archive of DATA_DIR, its manifest, the repositories' copies.
+  // After a restore it reconciles against the chain, through earnings.
+  backup: ['earnings', 'purchases', 'x402', 'listings', 'identity', 'git', 'platform', 'db'],
   // Release attestations: statements, keys, DSSE envelopes, verification (the CLI's too).
   attestations: ['platform', 'db'],
   listings: ['identity', 'github', 'git', 'scan', 'analysis', 'platform', 'db'],

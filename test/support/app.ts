@@ -45,6 +45,8 @@ export interface TestAppOptions {
   onDisk?: boolean;
   /** Open the payment rail before the app is built (payment tests); otherwise on first use. */
   openPayments?: boolean;
+  /** An open, migrated database the app takes over and closes (a restored copy); otherwise one of its own. */
+  database?: TestDatabase;
   /** Receives every log line (set LOG_LEVEL in `env` to see more than nothing). */
   logDestination?: DestinationStream;
 }
@@ -68,9 +70,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       OSV_SYNC: 'false',
       ...options.env,
     });
-    const database = options.onDisk
-      ? await openDiskDatabase(path.join(dataDir, 'db'))
-      : await openTestDatabase(options.backend ?? 'pglite');
+    const database = options.database
+      ? options.database
+      : options.onDisk
+        ? await openDiskDatabase(path.join(dataDir, 'db'))
+        : await openTestDatabase(options.backend ?? 'pglite');
     const clock = new ManualClock();
     // It closes the database itself should it fail.
     const { ctx, close } = await createContext(config, {

@@ -81,6 +81,11 @@ export const payments = pgTable(
     index('payments_state').on(table.state, table.updatedAt),
     /** A creator's sales (GET /api/creators/me/sales) start from the payments credited to them. */
     index('payments_creator').on(table.creatorId),
+    /**
+     * One transfer on chain pays one payment: a sale recovered from the chain after a restore
+     * (`repo402 reconcile`) can be recorded once only, however many processes find it.
+     */
+    uniqueIndex('payments_transaction').on(table.transaction).where(sql`${table.transaction} is not null`),
   ],
 );
 
@@ -186,6 +191,13 @@ export const payoutSweeps = pgTable(
     index('payout_sweeps_state').on(table.state),
     /** A creator's payouts, newest first (GET /api/creators/me/payouts). */
     index('payout_sweeps_creator_page').on(table.creatorId, table.createdAt, table.id),
+    /**
+     * One transfer on chain is one payout: a payout recovered from the chain after a restore is
+     * recorded (and debited) once only, and the balance it paid is never swept again.
+     */
+    uniqueIndex('payout_sweeps_transaction')
+      .on(table.transaction)
+      .where(sql`${table.transaction} is not null`),
   ],
 );
 

@@ -1,0 +1,2 @@
+CREATE UNIQUE INDEX "payments_transaction" ON "payments" USING btree ("transaction") WHERE "payments"."transaction" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX "payout_sweeps_transaction" ON "payout_sweeps" USING btree ("transaction") WHERE "payout_sweeps"."transaction" is not null;

@@ -1,0 +1,69 @@
+import type { AppContext } from '../context.js';
+import { findCreatorByPayoutAddress } from '../identity/creators.js';
+import { logEvent } from '../platform/events.js';
+import { formatMicroUsdc } from '../platform/money/money.js';
+import { recordChainSale } from '../purchases/chain-sales.js';
+import { blocksSince, type ChainPayout, transfersOf } from '../x402/chain-transfers.js';
+import { SWEEP_LOCK } from './payouts.js';
+import { insertRecoveredSweep, sweepByTransaction } from './store.js';
+
+/**
+ * Restore against the chain. A database restored from a backup forgets the sales settled and the
+ * payouts sent since the backup, but the chain does not. This reads the token's transfers to and
+ * from the service's address since a time and records each one the database lacks: a sale is
+ * granted and credited to its creator, a payout is recorded sent and debited, so the sweep never
+ * pays that balance again. What the database has is left alone, and running it twice changes
+ * nothing: the unique indexes on the payments' and sweeps' transactions hold that, across
+ * processes, whichever gets there first.
+ */
+
+export interface ChainRecovery {
+  from_block: string;
+  to_block: string;
+  sales: { known: number; recovered: number; unattributed: number; not_sales: number };
+  payouts: { known: number; recovered: number; not_payouts: number };
+}
+
+export async function recoverFromChain(ctx: AppContext, since: Date): Promise<ChainRecovery> {
+  const rail = await ctx.rail();
+  const blocks = await blocksSince(rail.reader, since);
+  const result: ChainRecovery = {
+    from_block: blocks.from.toString(),
+    to_block: blocks.to.toString(),
+    sales: { known: 0, recovered: 0, unattributed: 0, not_sales: 0 },
+    payouts: { known: 0, recovered: 0, not_payouts: 0 },
+  };
+  // Under the sweeps' lock: a sweep waits until the payouts found here are debited.
+  await ctx.database.withAdvisoryLock(SWEEP_LOCK, async () => {
+    for await (const transfer of transfersOf(rail.reader, rail.asset, rail.payTo, blocks)) {
+      if (transfer.kind === 'not_a_sale') result.sales.not_sales += 1;
+      else if (transfer.kind === 'sale')
+        result.sales[(await recordChainSale(ctx, rail, transfer.sale)).outcome] += 1;
+      else result.payouts[await recordPayout(ctx, transfer.payout)] += 1;
+    }
+  });
+  logEvent(ctx.log, 'chain.reconciled', { since: since.toISOString(), ...result });
+  return result;
+}
+
+/** A transfer from us to the payout address a creator had in force then is that creator's payout. */
+async function recordPayout(ctx: AppContext, payout: ChainPayout): Promise<keyof ChainRecovery['payouts']> {
+  if (await sweepByTransaction(ctx.database.db, payout.transaction)) return 'known';
+  const creator = await findCreatorByPayoutAddress(ctx.database.db, payout.to, payout.at);
+  if (!creator) return 'not_payouts';
+  const sweep = await insertRecoveredSweep(ctx.database.db, {
+    creatorId: creator.id,
+    address: payout.to.toLowerCase(),
+    amountMicro: payout.amountMicro,
+    transaction: payout.transaction,
+    at: payout.at,
+  });
+  if (!sweep) return 'known';
+  logEvent(ctx.log, 'payout.sent', {
+    sweep_id: sweep.id,
+    amount_micro: formatMicroUsdc(sweep.amountMicro),
+    transaction: payout.transaction,
+    recovered_from_chain: true,
+  });
+  return 'recovered';
+}

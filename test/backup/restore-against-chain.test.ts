@@ -1,0 +1,201 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import { eq } from 'drizzle-orm';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connectDatabase, fromPglite } from '../../src/db/connect.js';
+import { PGLITE_OPTIONS } from '../../src/db/pglite-memory.js';
+import { entitlements, payoutSweeps, purchases } from '../../src/db/schema/index.js';
+import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import { devnetFacilitator } from '../../src/devnet/facilitator.js';
+import { recoverFromChain } from '../../src/earnings/chain-recovery.js';
+import { sweepPayouts } from '../../src/earnings/payouts.js';
+import { creatorBalances } from '../../src/earnings/store.js';
+import { bearer, newWallet, walletSignatureHeader } from '../identity/support.js';
+import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
+import { USDC_DOMAIN } from '../support/chain.js';
+import { adminQuery, BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
+import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
+
+const exec = promisify(execFile);
+
+/**
+ * A database restored from a backup taken before a sale and a payout, in mainnet mode against a
+ * Base stand-in reached over HTTP (its own EVM behind JSON-RPC, the reference facilitator): the
+ * chain still shows both, and the reconciliation records the sale (granted, credited) and the
+ * payout (sent, debited), so the next sweep pays nothing twice.
+ */
+describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
+  const payoutKey = generatePrivateKey();
+  const platform = privateKeyToAccount(payoutKey);
+  let baseDb: TestDatabase;
+  let base: DevnetChain;
+  let rpc: JsonRpcServer;
+  let facilitator: FaultyFacilitator;
+  let t: PaymentsTestApp | undefined;
+  let restored: PaymentsTestApp | undefined;
+  let scratch: string;
+
+  const mainnetEnv = () => ({
+    PAYMENTS_MODE: 'mainnet',
+    FACILITATOR_URL: facilitator.url,
+    BASE_RPC_URL: rpc.url,
+    PLATFORM_PAYOUT_ADDRESS: platform.address,
+    PAYOUT_PRIVATE_KEY: payoutKey,
+  });
+
+  beforeEach(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'repo402-chain-restore-'));
+    baseDb = await openTestDatabase('pglite');
+    base = await startDevnetChain({
+      db: baseDb.db,
+      platformKey: generatePrivateKey(),
+      tokenName: USDC_DOMAIN.name,
+    });
+    await base.request({
+      method: 'hardhat_setBalance',
+      params: [platform.address, '0xde0b6b3a7640000'],
+    } as never);
+    rpc = await serveJsonRpc((method, params) => base.request({ method, params } as never));
+    facilitator = await startFaultyFacilitator(devnetFacilitator(base));
+  });
+  afterEach(async () => {
+    await t?.close();
+    await restored?.close();
+    t = restored = undefined;
+    await facilitator.close();
+    await rpc.close();
+    await baseDb.close();
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  /** The database as a backup holds it: PGlite's own dump, or pg_dump's. */
+  async function backUp(app: PaymentsTestApp): Promise<() => Promise<TestDatabase>> {
+    if (backend === 'pglite') {
+      const dump = await app.database.dumpEmbedded!();
+      return async () => {
+        const client = new PGlite({ loadDataDir: dump, ...PGLITE_OPTIONS });
+        await client.waitReady;
+        return fromPglite(client);
+      };
+    }
+    const file = path.join(scratch, 'db.dump');
+    await exec('pg_dump', ['--format=custom', `--file=${file}`, app.database.url!]);
+    return async () => {
+      const adminUrl = process.env.TEST_DATABASE_URL!;
+      const name = `repo402_restored_${randomBytes(6).toString('hex')}`;
+      await adminQuery(adminUrl, `create database ${name}`);
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      await exec('pg_restore', ['--no-owner', `--dbname=${url}`, file]);
+      const database = await connectDatabase({ kind: 'postgres', url: url.toString(), poolSize: 5 });
+      return {
+        ...database,
+        url: url.toString(),
+        async close() {
+          await database.close();
+          await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+        },
+      };
+    };
+  }
+
+  it('finds the later sale granted and credited from the chain, the payout not paid again, and a sale it cannot attribute left alone', async () => {
+    t = await createPaymentsApp({ backend, env: mainnetEnv() });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const early = newWallet();
+    await base.fund(early.address, 2_000_000n);
+    expect((await buy(t, fixture, early)).statusCode).toBe(200);
+
+    const other = await publishListing(t, { priceMicro: 3_000_000n, slug: 'notes-kit' });
+
+    const restore = await backUp(t);
+    const backupBlock = await t.rail.reader.getBlock({ blockTag: 'latest' });
+
+    const late = newWallet();
+    await base.fund(late.address, 2_000_000n);
+    const paid = await buy(t, fixture, late);
+    expect(paid.statusCode, paid.body).toBe(200);
+    const [sweep] = await sweepPayouts(t.ctx);
+    expect(sweep).toMatchObject({ state: 'sent', amountMicro: 4_000_000n });
+    const creatorPayout = sweep!.address as `0x${string}`;
+    expect(await base.balanceOf(creatorPayout)).toBe(4_000_000n);
+    // After the sweep, another creator raises a price and sells at it: a sale the restored
+    // database (which knows the old price) cannot tie to a listing.
+    const raised = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/listings/${other.listingId}`,
+      headers: bearer(other.creator.apiKey),
+      payload: { price_micro: '3500000' },
+    });
+    expect(raised.statusCode, raised.body).toBe(200);
+    const unmatched = newWallet();
+    await base.fund(unmatched.address, 3_500_000n);
+    expect((await buy(t, other, unmatched)).statusCode).toBe(200);
+    await t.close();
+    t = undefined;
+
+    restored = await createPaymentsApp({ backend, env: mainnetEnv(), database: await restore() });
+    const db = restored.ctx.database.db;
+    // The restored database knows the first sale only, and would pay its 2.00 out again.
+    expect((await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro)).toEqual([2_000_000n]);
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, late.address.toLowerCase())),
+    ).toEqual([]);
+
+    // USDC sent to the platform without an authorization (a top-up, say) is no sale.
+    await base.fund(platform.address, 1_000_000n);
+    const since = new Date(Number(backupBlock.timestamp) * 1000 - 60_000);
+    const result = await recoverFromChain(restored.ctx, since);
+    expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 1, not_sales: 1 });
+    expect(result.payouts).toEqual({ known: 0, recovered: 1, not_payouts: 0 });
+
+    // The later buyer holds the version and the purchase names the transaction the chain showed.
+    const [purchase] = await db
+      .select()
+      .from(purchases)
+      .where(eq(purchases.wallet, late.address.toLowerCase()));
+    expect(purchase).toMatchObject({
+      version: JSON.parse(paid.body).version,
+      kind: 'new',
+      amountMicro: 2_000_000n,
+    });
+    expect(purchase!.transaction).toBe(JSON.parse(paid.body).transaction);
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, late.address.toLowerCase())),
+    ).toHaveLength(1);
+    // Credited 4.00, swept 4.00: nothing left to pay, and the sweep pays nothing.
+    expect((await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro)).toEqual([0n]);
+    const sweeps = await db.select().from(payoutSweeps);
+    expect(sweeps).toMatchObject([
+      { state: 'sent', amountMicro: 4_000_000n, transaction: sweep!.transaction },
+    ]);
+    expect(await sweepPayouts(restored.ctx)).toEqual([]);
+    expect(await base.balanceOf(creatorPayout)).toBe(4_000_000n);
+
+    // The sale it could not attribute is granted to nobody and credited to nobody: never guessed.
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, unmatched.address.toLowerCase())),
+    ).toEqual([]);
+    expect((await creatorBalances(db, other.creator.id)).map((b) => b.balanceMicro)).toEqual([]);
+
+    // The holder's re-fetch is free on the restored server.
+    const refetch = await restored.app.inject({
+      url: `/api/r/${fixture.owner}/${fixture.slug}/v/${JSON.parse(paid.body).version}`,
+      headers: { 'x-wallet-signature': await walletSignatureHeader(restored, late) },
+    });
+    expect(refetch.statusCode, refetch.body).toBe(200);
+
+    // Again: nothing new.
+    const again = await recoverFromChain(restored.ctx, since);
+    expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 1, not_sales: 1 });
+    expect(again.payouts).toEqual({ known: 1, recovered: 0, not_payouts: 0 });
+    expect(await db.select().from(purchases)).toHaveLength(2);
+  }, 120_000);
+});
