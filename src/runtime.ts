@@ -78,9 +78,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
   let redis: Redis | undefined;
   let jobs: JobQueue<AppContext> | undefined;
   let pause: PauseSwitch | undefined;
+  let rail: Promise<PaymentRail> | undefined;
   const close = async () => {
     pause?.stop();
     await jobs?.stop(config.shutdownTimeoutMs);
+    await (await rail?.catch(() => undefined))?.devnet?.close();
     await stopListening?.();
     caches.close();
     redis?.disconnect();
@@ -119,7 +121,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
     const metrics = processMetrics(config, jobs, takesPayments, { database, clock });
-    let rail: Promise<PaymentRail> | undefined;
     const ctx: AppContext = {
       config,
       log,

@@ -56,6 +56,8 @@ export interface DevnetChain {
    */
   fundGas(to: Address): Promise<Hex | undefined>;
   balanceOf(address: Address): Promise<bigint>;
+  /** Once nothing will ask it again (its process's context is closing): every later request fails. */
+  close(): Promise<void>;
   /** How many journalled transactions were replayed at start. */
   replayed: number;
 }
@@ -82,11 +84,12 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
   const platform = privateKeyToAccount(options.platformKey, {
     nonceManager: createNonceManager({ source: jsonRpc() }),
   });
-  const edr = await startEdrProvider({
+  const provider = await startEdrProvider({
     chainId: network.chainId,
     genesisTime: GENESIS_TIME,
     funded: [{ address: platform.address, balanceWei: 10n ** 27n }],
   });
+  const edr = provider.request;
   await edr({ method: 'hardhat_setCode', params: [asset, DevUSDC.deployedBytecode] } as never);
   await edr({
     method: 'hardhat_setCode',
@@ -190,5 +193,9 @@ export async function startDevnetChain(options: DevnetOptions): Promise<DevnetCh
         args: [address],
       }),
     replayed: journal.length,
+    async close() {
+      await queue;
+      await provider.release();
+    },
   };
 }

@@ -58,12 +58,65 @@ export class RpcError extends Error {
   }
 }
 
-export async function startEdrProvider(options: EdrOptions): Promise<EIP1193RequestFn> {
+/** A chain on EDR: its EIP-1193 request function, and `release` once nothing will ask it again. */
+export interface EdrProvider {
+  request: EIP1193RequestFn;
+  release(): Promise<void>;
+}
+
+type Provider = Awaited<ReturnType<InstanceType<Edr['EdrContext']>['createProvider']>>;
+
+/**
+ * Released providers, by the genesis they were made with, each with a snapshot of its genesis.
+ * EDR never frees a provider (about 3 MB of native memory each, kept after collection), so a
+ * process that opens chain after chain (the tests' apps, hundreds per worker) reverts a released
+ * one to its genesis and hands it to the next chain of the same genesis instead.
+ */
+const released = new Map<string, { provider: Provider; genesis: string }[]>();
+const MAX_RELEASED_PER_GENESIS = 4;
+
+export async function startEdrProvider(options: EdrOptions): Promise<EdrProvider> {
+  const key = JSON.stringify(options, (_, value) => (typeof value === 'bigint' ? value.toString() : value));
+  const reused = released.get(key)?.pop();
+  const provider = reused?.provider ?? (await createProvider(options));
+  const call = async (method: string, params?: unknown) => {
+    const response = await provider.handleRequest(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params ?? [] }),
+    );
+    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    };
+    if (body.error) throw new RpcError(body.error.message, body.error.code, body.error.data);
+    return body.result;
+  };
+  const genesis = reused?.genesis ?? ((await call('evm_snapshot')) as string);
+  let open = true;
+  return {
+    request: (async ({ method, params }: { method: string; params?: unknown }) => {
+      // A caller that outlives its chain must never reach the next chain on this provider.
+      if (!open) throw new Error('this devnet chain is closed');
+      return call(method, params);
+    }) as EIP1193RequestFn,
+    async release() {
+      if (!open) return;
+      open = false;
+      const pool = released.get(key) ?? [];
+      if (pool.length >= MAX_RELEASED_PER_GENESIS) return;
+      // A revert consumes its snapshot: the next chain gets a new one of the same genesis.
+      if ((await call('evm_revert', [genesis])) !== true) return;
+      pool.push({ provider, genesis: (await call('evm_snapshot')) as string });
+      released.set(key, pool);
+    },
+  };
+}
+
+async function createProvider(options: EdrOptions): Promise<Provider> {
   const lib = loadEdr();
   const ctx = await edrContext();
   const hardfork = lib.l1HardforkLatest();
   const genesis = lib.l1GenesisState(hardfork);
-  const provider = await ctx.createProvider(
+  return ctx.createProvider(
     lib.L1_CHAIN_TYPE,
     {
       allowBlocksWithSameTimestamp: true,
@@ -94,17 +147,4 @@ export async function startEdrProvider(options: EdrOptions): Promise<EIP1193Requ
     { subscriptionCallback: () => {} },
     new lib.ContractDecoder(),
   );
-  let id = 0;
-  return (async ({ method, params }: { method: string; params?: unknown }) => {
-    id += 1;
-    const response = await provider.handleRequest(
-      JSON.stringify({ jsonrpc: '2.0', id, method, params: params ?? [] }),
-    );
-    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
-      result?: unknown;
-      error?: { code: number; message: string; data?: unknown };
-    };
-    if (body.error) throw new RpcError(body.error.message, body.error.code, body.error.data);
-    return body.result;
-  }) as EIP1193RequestFn;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database, DatabaseBusyError } from '../../src/db/connect.js';
 import { LockHeldError, lockDataDir } from '../../src/db/data-dir-lock.js';
+import { seedEmbeddedDatabase } from '../support/embedded-database.js';
 import { ROOT, type ServerProcess, startServerProcess } from '../support/process.js';
 
 const dirs: string[] = [];
@@ -12,6 +13,12 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-lock-'));
   dirs.push(dir);
   return dir;
+}
+/** An embedded database directory, initialised: these tests are about its lock, not its creation. */
+async function databaseDir(): Promise<string> {
+  const dataDir = path.join(await tempDir(), 'db');
+  await seedEmbeddedDatabase(dataDir);
+  return dataDir;
 }
 
 describe('the embedded database lock across processes', () => {
@@ -96,7 +103,7 @@ describe('the embedded database lock', () => {
   };
 
   it('refuses a second opener while a live process holds it, and frees it at once when that process is killed', async () => {
-    const dataDir = path.join(await tempDir(), 'db');
+    const dataDir = await databaseDir();
     const holder = await holdInChild(openDatabase(dataDir));
     children.push(holder);
     await expect(connectDatabase({ kind: 'pglite', dataDir })).rejects.toThrow(DatabaseBusyError);
@@ -120,7 +127,7 @@ describe('the embedded database lock', () => {
   }, 60_000);
 
   it('refuses a second open in the same process, and frees the lock on close', async () => {
-    const dataDir = path.join(await tempDir(), 'db');
+    const dataDir = await databaseDir();
     const database = await connect(dataDir);
     await expect(connectDatabase({ kind: 'pglite', dataDir })).rejects.toThrow(DatabaseBusyError);
     await database.close();
@@ -130,7 +137,7 @@ describe('the embedded database lock', () => {
   }, 120_000);
 
   it('takes over a lock left by an earlier process that had this same PID (a restarted container)', async () => {
-    const dataDir = path.join(await tempDir(), 'db');
+    const dataDir = await databaseDir();
     const database = await connect(dataDir);
     const leftBehind = await readFile(`${dataDir}.lock`);
     await database.close();
@@ -140,8 +147,7 @@ describe('the embedded database lock', () => {
   }, 120_000);
 
   it('judges a holder on another machine by its heartbeat: busy while fresh, taken over once 15 s stale', async () => {
-    const dataDir = path.join(await tempDir(), 'db');
-    await mkdir(dataDir, { recursive: true });
+    const dataDir = await databaseDir();
     const lockPath = `${dataDir}.lock`;
     // Its PID means nothing here, even if a process of ours has it.
     await writeFile(lockPath, JSON.stringify({ pid: process.pid, machine: 'elsewhere', token: 'theirs' }));
@@ -152,7 +158,7 @@ describe('the embedded database lock', () => {
   }, 120_000);
 
   it('judges a lock directory left by an earlier version (proper-lockfile) by its age', async () => {
-    const dataDir = path.join(await tempDir(), 'db');
+    const dataDir = await databaseDir();
     await mkdir(`${dataDir}.lock`, { recursive: true });
     await expect(connectDatabase({ kind: 'pglite', dataDir })).rejects.toThrow(DatabaseBusyError);
     const stale = new Date(Date.now() - 20_000);

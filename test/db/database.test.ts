@@ -8,6 +8,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { checkpointIfDue } from '../../src/db/pglite-checkpoints.js';
 import { statement } from '../../src/db/statement.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { seedEmbeddedDatabase } from '../support/embedded-database.js';
 
 describe.each(BACKENDS)('database on %s', (backend) => {
   let database: TestDatabase;
@@ -129,6 +130,8 @@ describe('the embedded database on disk', () => {
   });
 
   it('checkpoints once enough WAL is written since the last checkpoint, which it never does alone', async () => {
+    await rm(dir, { recursive: true });
+    await seedEmbeddedDatabase(dir);
     const database = await connectDatabase({ kind: 'pglite', dataDir: dir });
     const walSince = async () =>
       BigInt(

@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import pg from 'pg';
 import { connectDatabase, type Database, fromPglite } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { initPgliteDataDir } from '../../src/db/pglite-memory.js';
 import { JobQueue } from '../../src/platform/jobs.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { adminQuery } from './db.js';
@@ -107,12 +108,27 @@ async function dropDatabases(adminUrl: string, names: string[], prefix: string):
   }
 }
 
+/**
+ * An embedded data directory as the first start leaves it before migrating (PGlite's initdb, 5-20 s
+ * in a process of its own): tests whose subject is not a new database copy it (test/support/db.ts).
+ */
+async function pgliteInitialised(dir: string): Promise<string> {
+  const target = path.join(dir, 'initialised');
+  await initPgliteDataDir(target);
+  return target;
+}
+
 export default async function setup() {
   const web = buildWebApp();
   process.env.REPO402_TRANSPILED_CLI = await transpileSource();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'repo402-template-'));
-  const [pglite, postgres] = await Promise.all([pgliteTemplate(dir), postgresTemplate()]);
+  const [pglite, postgres, initialised] = await Promise.all([
+    pgliteTemplate(dir),
+    postgresTemplate(),
+    pgliteInitialised(dir),
+  ]);
   process.env.REPO402_PGLITE_TEMPLATE = pglite;
+  process.env.REPO402_PGLITE_INITIALISED = initialised;
   if (postgres) process.env.REPO402_POSTGRES_TEMPLATE = postgres;
   // Workers keep reset databases for their next tests (test/support/db.ts); all carry this prefix.
   const prefix = `repo402_test_${randomBytes(4).toString('hex')}_`;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seedEmbeddedDatabase } from './embedded-database.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -94,12 +95,17 @@ export interface ServerProcess {
 
 /**
  * `repo402 serve` in a child process, resolved once /api/health answers: from source through tsx,
- * or with `built` the compiled dist/cli.js as `npm start` runs it (what bench/ measures).
+ * or with `built` the compiled dist/cli.js as `npm start` runs it (what bench/ measures). On the
+ * embedded database, a DATA_DIR with no database yet gets an initialised one copied in
+ * (test/support/embedded-database.ts) unless `newDatabase` asks for a first start's.
  */
 export async function startServerProcess(
   env: Record<string, string>,
-  { built = false }: { built?: boolean } = {},
+  { built = false, newDatabase = false }: { built?: boolean; newDatabase?: boolean } = {},
 ): Promise<ServerProcess> {
+  if (env.DATA_DIR && !env.DATABASE_URL && !newDatabase) {
+    await seedEmbeddedDatabase(path.join(env.DATA_DIR, 'db'));
+  }
   const [port = 0, sshPort = 0] = await freePorts(2);
   const url = `http://127.0.0.1:${port}`;
   const entry = built ? [...startFlags(), path.join(ROOT, 'dist/cli.js')] : cliEntry();
