@@ -11,17 +11,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectDatabase, fromPglite } from '../../src/db/connect.js';
 import { PGLITE_OPTIONS } from '../../src/db/pglite-memory.js';
 import { entitlements, payoutSweeps, purchases } from '../../src/db/schema/index.js';
-import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { recoverFromChain } from '../../src/earnings/chain-recovery.js';
 import { sweepPayouts } from '../../src/earnings/payouts.js';
 import { creatorBalances } from '../../src/earnings/store.js';
 import { bearer, newWallet, walletSignatureHeader } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
-import { USDC_DOMAIN } from '../support/chain.js';
-import { adminQuery, BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
+import { adminQuery, BACKENDS, type TestDatabase } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
-import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 
 const exec = promisify(execFile);
 
@@ -34,9 +33,8 @@ const exec = promisify(execFile);
 describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
   const payoutKey = generatePrivateKey();
   const platform = privateKeyToAccount(payoutKey);
-  let baseDb: TestDatabase;
+  let standIn: BaseStandIn;
   let base: DevnetChain;
-  let rpc: JsonRpcServer;
   let facilitator: FaultyFacilitator;
   let t: PaymentsTestApp | undefined;
   let restored: PaymentsTestApp | undefined;
@@ -45,24 +43,19 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
   const mainnetEnv = () => ({
     PAYMENTS_MODE: 'mainnet',
     FACILITATOR_URL: facilitator.url,
-    BASE_RPC_URL: rpc.url,
+    BASE_RPC_URL: standIn.rpc.url,
     PLATFORM_PAYOUT_ADDRESS: platform.address,
     PAYOUT_PRIVATE_KEY: payoutKey,
   });
 
   beforeEach(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'repo402-chain-restore-'));
-    baseDb = await openTestDatabase('pglite');
-    base = await startDevnetChain({
-      db: baseDb.db,
-      platformKey: generatePrivateKey(),
-      tokenName: USDC_DOMAIN.name,
-    });
+    standIn = await startBaseStandIn();
+    base = standIn.chain;
     await base.request({
       method: 'hardhat_setBalance',
       params: [platform.address, '0xde0b6b3a7640000'],
     } as never);
-    rpc = await serveJsonRpc((method, params) => base.request({ method, params } as never));
     facilitator = await startFaultyFacilitator(devnetFacilitator(base));
   });
   afterEach(async () => {
@@ -70,8 +63,7 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     await restored?.close();
     t = restored = undefined;
     await facilitator.close();
-    await rpc.close();
-    await baseDb.close();
+    await standIn.close();
     await rm(scratch, { recursive: true, force: true });
   });
 
