@@ -204,7 +204,7 @@ function SearchForm({ words = [], order }: { words?: string[]; order?: Order }) 
             name="q"
             value={words.join(' ')}
             maxLength={SEARCH_MAX_LENGTH}
-            placeholder="name, owner or words from the description"
+            placeholder="name, owner or keywords"
           />
           {order ? <input type="hidden" name="sort" value={order} /> : null}
           <button type="submit">Search</button>

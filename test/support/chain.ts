@@ -114,6 +114,7 @@ export async function startBaseStandIn(network: PaymentNetwork = BASE): Promise<
     rpc,
     async close() {
       await rpc.close();
+      await chain.close();
       await database.close();
     },
   };

@@ -1,16 +1,15 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import { type DevnetChain, startDevnetChain } from '../../src/devnet/chain.js';
+import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { reconcileSweeps, sweepPayouts } from '../../src/earnings/payouts.js';
 import { BASE } from '../../src/platform/networks.js';
 import { newWallet } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing, quote } from '../purchases/support.js';
-import { USDC_DOMAIN } from '../support/chain.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
+import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
+import { BACKENDS } from '../support/db.js';
 import { type FaultyFacilitator, startFaultyFacilitator } from '../support/faulty-facilitator.js';
-import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 
 /**
  * PAYMENTS_MODE=mainnet against stand-ins for Base reached only over HTTP, as a deployment reaches
@@ -21,41 +20,34 @@ import { type JsonRpcServer, serveJsonRpc } from '../support/json-rpc.js';
 describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
   const payoutKey = generatePrivateKey();
   const platform = privateKeyToAccount(payoutKey);
-  let baseDb: TestDatabase;
+  let standIn: BaseStandIn;
   let base: DevnetChain;
-  let rpc: JsonRpcServer;
   let facilitator: FaultyFacilitator;
   let t: PaymentsTestApp | undefined;
 
   const mainnetEnv = () => ({
     PAYMENTS_MODE: 'mainnet',
     FACILITATOR_URL: facilitator.url,
-    BASE_RPC_URL: rpc.url,
+    BASE_RPC_URL: standIn.rpc.url,
     PLATFORM_PAYOUT_ADDRESS: platform.address,
     PAYOUT_PRIVATE_KEY: payoutKey,
   });
 
   beforeEach(async () => {
-    baseDb = await openTestDatabase('pglite');
     // The facilitator settles with this chain's own key; payouts are signed by the platform key.
-    base = await startDevnetChain({
-      db: baseDb.db,
-      platformKey: generatePrivateKey(),
-      tokenName: USDC_DOMAIN.name,
-    });
+    standIn = await startBaseStandIn();
+    base = standIn.chain;
     await base.request({
       method: 'hardhat_setBalance',
       params: [platform.address, '0xde0b6b3a7640000'],
     } as never);
-    rpc = await serveJsonRpc((method, params) => base.request({ method, params } as never));
     facilitator = await startFaultyFacilitator(devnetFacilitator(base));
   });
   afterEach(async () => {
     await t?.close();
     t = undefined;
     await facilitator.close();
-    await rpc.close();
-    await baseDb.close();
+    await standIn.close();
   });
 
   it('sells exactly as devnet does, and the sweep pays the creator from the platform address', async () => {
@@ -93,7 +85,7 @@ describe.each(BACKENDS)('mainnet mode on %s', (backend) => {
     expect(await base.balanceOf(fixture.creator.wallet.address)).toBe(2_000_000n);
     expect(await base.balanceOf(platform.address)).toBe(0n);
     expect(await reconcileSweeps(t.ctx)).toEqual([]);
-    expect(rpc.calls).toContain('eth_sendRawTransaction');
+    expect(standIn.rpc.calls).toContain('eth_sendRawTransaction');
 
     // Real money: no devnet routes, and neither the skill nor the buying guide speaks of test money.
     expect((await t.app.inject({ url: '/api/devnet' })).statusCode).toBe(404);
