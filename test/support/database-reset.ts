@@ -22,6 +22,8 @@ export interface Shape {
   /** Tables emptied by reset: every table but the migration log and pg-boss's version and queues. */
   tables: string[];
   queues: string[];
+  /** Restarted by reset; a sequence a test created changes the fingerprint instead. */
+  sequences: string[];
 }
 
 const FINGERPRINT = `
@@ -31,8 +33,13 @@ const FINGERPRINT = `
   from pg_class c join pg_namespace n on n.oid = c.relnamespace
   where n.nspname in ('public', 'pgboss', 'drizzle')`;
 
+async function fingerprintOf(session: SqlSession): Promise<string> {
+  const row = (await session.query<{ relations: string; functions: string }>(FINGERPRINT)).rows[0]!;
+  return `${row.relations}|${row.functions}`;
+}
+
 export async function shapeOf(session: SqlSession): Promise<Shape> {
-  const fingerprint = await session.query<{ relations: string; functions: string }>(FINGERPRINT);
+  const fingerprint = await fingerprintOf(session);
   const tables = await session.query<{ name: string }>(`
     select format('%I.%I', schemaname, tablename) as name from pg_tables
     where schemaname in ('public', 'pgboss')
@@ -40,11 +47,15 @@ export async function shapeOf(session: SqlSession): Promise<Shape> {
       and tablename not in (select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid)
     order by 1`);
   const queues = await session.query<{ name: string }>('select name from pgboss.queue order by name');
-  const row = fingerprint.rows[0]!;
+  const sequences = await session.query<{ name: string }>(
+    `select format('%I.%I', schemaname, sequencename) as name from pg_sequences
+     where schemaname in ('public', 'pgboss') order by 1`,
+  );
   return {
-    fingerprint: `${row.relations}|${row.functions}`,
+    fingerprint,
     tables: tables.rows.map((r) => r.name),
     queues: queues.rows.map((r) => r.name),
+    sequences: sequences.rows.map((r) => r.name),
   };
 }
 
@@ -55,20 +66,16 @@ export async function resetDatabase(session: SqlSession, shape: Shape): Promise<
       .map((r) => r.name)
       .filter((name) => !shape.queues.includes(name));
     for (const name of extra) await session.query('select pgboss.delete_queue($1)', [name]);
-    const sequences = await session.query<{ name: string }>(
-      `select format('%I.%I', schemaname, sequencename) as name from pg_sequences
-       where schemaname in ('public', 'pgboss')`,
-    );
     await session.script(
       [
         'begin',
         'set local session_replication_role = replica',
         ...shape.tables.map((table) => `delete from ${table}`),
-        ...sequences.rows.map((s) => `alter sequence ${s.name} restart`),
+        ...shape.sequences.map((name) => `alter sequence ${name} restart`),
         'commit',
       ].join(';\n'),
     );
-    return (await shapeOf(session)).fingerprint === shape.fingerprint;
+    return (await fingerprintOf(session)) === shape.fingerprint;
   } catch {
     return false;
   }
