@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -46,7 +46,7 @@ export async function commitFile(
   content: string,
   message: string,
 ): Promise<string> {
-  await exec('mkdir', ['-p', path.dirname(path.join(repo.dir, file))]);
+  await mkdir(path.dirname(path.join(repo.dir, file)), { recursive: true });
   await writeFile(path.join(repo.dir, file), content);
   await repo.git('add', '-A');
   await repo.git('commit', '-q', '-m', message);
@@ -181,6 +181,8 @@ export async function writeHostileTree(
     objects.push(Buffer.from(header), deflateSync(body));
     return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest();
   };
+  // A tree's entries are sorted by name (fsck refuses others): numbers are padded to one width.
+  const digits = String(shape.width - 1).length;
   const entries = (mode: string, name: (i: number) => string, id: Buffer) =>
     Buffer.concat(
       Array.from({ length: shape.width }, (_, i) => Buffer.concat([Buffer.from(`${mode} ${name(i)}\0`), id])),
@@ -188,12 +190,12 @@ export async function writeHostileTree(
   const blob = add('blob', Buffer.from('x\n'));
   let tree = add(
     'tree',
-    entries('100644', (i) => `f${i}`, blob),
+    entries('100644', (i) => `f${String(i).padStart(digits, '0')}`, blob),
   );
   for (let level = 0; level < shape.depth; level += 1)
     tree = add(
       'tree',
-      entries('40000', (i) => `d${i}`, tree),
+      entries('40000', (i) => `d${String(i).padStart(digits, '0')}`, tree),
     );
   const header = Buffer.alloc(12);
   header.write('PACK', 0);

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import { bearer, expectError, type RegisteredCreator, registerCreator } from '..
 import { type CreatedListing, createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
-import { commitFile, eventually, testInspector, workRepo } from './support.js';
+import { commitFile, commitTree, eventually, testInspector, workRepo, writeHostileTree } from './support.js';
 
 const exec = promisify(execFile);
 let key: SshKey;
@@ -123,16 +122,9 @@ describe.each(BACKENDS)('sync and publish on %s', (backend) => {
 
   it('answers repo_too_large before 202, claiming nothing', async () => {
     await commitFile(work, 'a.txt', 'a\n', 'One');
-    await mkdir(path.join(work.dir, 'many'));
-    for (let start = 0; start < 20_001; start += 500) {
-      await Promise.all(
-        Array.from({ length: Math.min(500, 20_001 - start) }, (_, i) =>
-          writeFile(path.join(work.dir, 'many', `f${start + i}`), ''),
-        ),
-      );
-    }
-    await work.git('add', '-A');
-    await work.git('commit', '-q', '-m', 'Too many files');
+    // 20,001 files, written as git objects (writing and adding them as files took seconds).
+    const many = await writeHostileTree(path.join(work.dir, '.git'), { width: 20_001, depth: 0 });
+    await commitTree(work, many, 'Too many files');
     await work.git('tag', 'v1.0.0');
     await pushLocal('main', '--tags');
     const res = await sync({ ref: 'main' });
