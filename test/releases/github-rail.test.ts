@@ -13,7 +13,7 @@ import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import { bearer, expectError, type RegisteredCreator, registerCreator } from '../identity/support.js';
 import { createPaymentsApp, fundedWallet, type PaymentsTestApp } from '../purchases/support.js';
-import { BACKENDS } from '../support/db.js';
+import { PGLITE_ONLY } from '../support/db.js';
 import { type GitHubStandIn, type RepoHandle, startGitHubStandIn } from '../support/github/index.js';
 import { freePort } from '../support/process.js';
 import { unzipped } from '../support/zip.js';
@@ -24,8 +24,11 @@ import { eventually } from './support.js';
  * git smart HTTP and signed webhooks): a creator lists a private GitHub repository through the
  * App, a pushed tag's signed webhook cuts the release through the hosted rail's pipeline, the
  * official x402 client buys it, and every refusal the issue names is checked on the way.
+ * On PGlite only: the statements it reaches (GitHub listings, signed deliveries, claims, a
+ * purchase) run on both backends in github-repositories, github-source-state,
+ * github-cut-refusals, sync and the purchase suites.
  */
-describe.each(BACKENDS)('a GitHub-backed listing on %s', (backend) => {
+describe.each(PGLITE_ONLY)('a GitHub-backed listing on %s', (backend) => {
   let gh: GitHubStandIn;
   let t: PaymentsTestApp;
   let base: string;
