@@ -9,6 +9,7 @@ import {
   gte,
   inArray,
   isNotNull,
+  isNull,
   lt,
   ne,
   notExists,
@@ -54,7 +55,7 @@ export async function newestRelease(
   const [row] = await db
     .select(releaseColumns)
     .from(releases)
-    .where(and(eq(releases.listingId, listingId), options.passing ? eq(releases.verdict, 'pass') : undefined))
+    .where(and(eq(releases.listingId, listingId), options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined))
     .orderBy(...newestFirst)
     .limit(1);
   return row;
@@ -133,7 +134,7 @@ export async function markOnSale(db: Db, listingId: string, at: Date): Promise<v
     where l.id = ${listingId} and l.status = 'published' and l.price_micro is not null
       and ${releases.onSaleAt} is null
       and ${releases.id} = (select newest.id from ${releases} newest
-        where newest.listing_id = l.id and newest.verdict = 'pass'
+        where newest.listing_id = l.id and newest.verdict = 'pass' and newest.yanked_at is null
         order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`);
 }
 
@@ -342,7 +343,7 @@ export async function newestReleasesOf(
     .where(
       and(
         inArray(releases.listingId, listingIds),
-        options.passing ? eq(releases.verdict, 'pass') : undefined,
+        options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined,
       ),
     )
     .orderBy(releases.listingId, ...newestFirst);
