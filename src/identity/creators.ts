@@ -130,3 +130,18 @@ export function addressTaken(): AppError {
     'This payout address is already bound to another creator',
   );
 }
+
+/** `403 suspended`: what the operator's suspension of a creator or a listing refuses, with its reason. */
+export function suspensionError(whose: string, reason: string | null): AppError {
+  return new AppError('suspended', {
+    message: `${whose} suspended by the operator of this service: ${reason ?? ''}`,
+    details: { reason: reason ?? '' },
+  });
+}
+
+/** Refuses a suspended creator: sign-in and a new listing. */
+export async function assertCreatorNotSuspended(db: Db, creatorId: string): Promise<void> {
+  const creator = await findCreatorById(db, creatorId);
+  if (creator?.suspendedAt)
+    throw suspensionError(`The creator ${creator.handle} is`, creator.suspensionReason);
+}

@@ -89,8 +89,7 @@ export async function listLiveListings(db: Db, limit: number) {
     })
     .from(listings)
     .innerJoin(releases, eq(releases.listingId, listings.id))
-    .where(and(eq(listings.status, 'published'), eq(releases.verdict, 'pass'),
-        isNull(releases.yankedAt)))
+    .where(and(eq(listings.status, 'published'), eq(releases.verdict, 'pass'), isNull(releases.yankedAt)))
     .orderBy(listings.id, desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(limit);
 }
@@ -138,8 +137,7 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
       advisoryFlaggedAt: releases.advisoryFlaggedAt,
     })
     .from(releases)
-    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass'),
-        isNull(releases.yankedAt)))
+    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass'), isNull(releases.yankedAt)))
     .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(1)
     .as('on_sale');

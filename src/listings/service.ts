@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
 import type { RepoRef } from '../github/client.js';
-import { lockCreator } from '../identity/creators.js';
+import { assertCreatorNotSuspended, lockCreator, suspensionError } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { logEvent } from '../platform/events.js';
@@ -68,6 +68,7 @@ export async function createListing(
   const at = ctx.clock.now();
   return ctx.database.db.transaction(async (tx) => {
     await lockCreator(tx, owner.id);
+    await assertCreatorNotSuspended(tx, owner.id);
     if ((await countDrafts(tx, owner.id)) >= MAX_UNPUBLISHED) {
       throw new AppError('too_many_unpublished', {
         message: `At most ${MAX_UNPUBLISHED} unpublished listings per creator; publish or retire a draft first`,
@@ -147,6 +148,22 @@ export async function liveOwnedListing(db: Db, creatorId: string, id: string): P
   const listing = await ownedListing(db, creatorId, id);
   if (listing.status === 'retired') throw retiredError();
   return listing;
+}
+
+/**
+ * `403 suspended` for a listing the operator suspended (itself or its creator): its creator may
+ * not publish it or cut releases of it while that lasts.
+ */
+export function assertListingNotSuspended(
+  listing: Pick<Listing, 'suspendedAt' | 'suspensionReason' | 'suspendedBy' | 'owner' | 'slug'>,
+): void {
+  if (!listing.suspendedAt) return;
+  throw suspensionError(
+    listing.suspendedBy === 'creator'
+      ? `The creator ${listing.owner} is`
+      : `${listing.owner}/${listing.slug} is`,
+    listing.suspensionReason,
+  );
 }
 
 /** Sets a draft `published` in the caller's transaction; undefined once it is no longer a draft. */

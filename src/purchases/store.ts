@@ -151,7 +151,7 @@ const INSERT_NEW_BUYER_PAYMENT = statement<{ id: string }>(
   `insert into payments (${PAYMENT_COLUMNS}) select ${PAYMENT_VALUES}
   where $10 = 'new'
     and exists (select 1 from listings l where l.id = $7::uuid and l.creator_id = $8::uuid
-      and l.status = 'published' and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
+      and l.status = 'published' and l.suspended_at is null and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
       and ${releaseOnSaleId('l')} = $22::uuid)
     and not exists (select 1 from entitlements where wallet = $2 and listing_id = $7::uuid)
   on conflict do nothing
@@ -169,7 +169,7 @@ export function insertPayment(database: Database, row: ClaimedPayment): Promise<
 
 /**
  * The same for a new buyer's payment decided on a cached sale head: written only if, as the
- * insert runs, the listing is still published at the row's prices, `releaseId` is still its
+ * insert runs, the listing is still published (and not suspended) at the row's prices, `releaseId` is still its
  * release on sale and the payer still holds none of it. Undefined when it is not written, for
  * that reason or one of `insertPayment`'s: the caller reads the listing afresh to learn which.
  */

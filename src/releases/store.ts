@@ -55,7 +55,12 @@ export async function newestRelease(
   const [row] = await db
     .select(releaseColumns)
     .from(releases)
-    .where(and(eq(releases.listingId, listingId), options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined))
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined,
+      ),
+    )
     .orderBy(...newestFirst)
     .limit(1);
   return row;
@@ -480,4 +485,25 @@ export async function finalReleasesAfter(
     .where(and(ne(releases.verdict, 'pending'), afterId ? gt(releases.id, afterId) : undefined))
     .orderBy(releases.id)
     .limit(limit);
+}
+
+/** The yanked releases among `versions` of a listing, oldest first: what a holder is told it owns. */
+export async function yankedReleasesOf(
+  db: Db,
+  listingId: string,
+  versions: string[],
+): Promise<Array<{ version: string; yankedAt: Date; yankReason: string | null }>> {
+  if (versions.length === 0) return [];
+  const rows = await db
+    .select({ version: releases.version, yankedAt: releases.yankedAt, yankReason: releases.yankReason })
+    .from(releases)
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        inArray(releases.version, versions),
+        isNotNull(releases.yankedAt),
+      ),
+    )
+    .orderBy(asc(releases.major), asc(releases.minor), asc(releases.patch));
+  return rows.map((row) => ({ ...row, yankedAt: row.yankedAt! }));
 }

@@ -82,7 +82,9 @@ export function withAdvisoryFlag(row: Parameters<typeof advisoryFlagBody>[0]): {
 
 /** `{yanked}` when the operator yanked the release, else nothing: the field is absent, never null. */
 export function withYank(row: { yankedAt: Date | null; yankReason: string | null }): { yanked?: YankBody } {
-  return row.yankedAt ? { yanked: { yanked_at: row.yankedAt.toISOString(), reason: row.yankReason ?? '' } } : {};
+  return row.yankedAt
+    ? { yanked: { yanked_at: row.yankedAt.toISOString(), reason: row.yankReason ?? '' } }
+    : {};
 }
 
 /** A release as the creator's listing views show it: its Release body with the full scan report (and, for a listing's head releases, the licence found). */
