@@ -7,6 +7,7 @@ import {
   type CreatorRow,
   findClaim,
   findCreatorById,
+  findCreatorRowByHandle,
   latestChangeInForce,
   listChanges,
   lockCreator,
@@ -144,4 +145,9 @@ export async function assertCreatorNotSuspended(db: Db, creatorId: string): Prom
   const creator = await findCreatorById(db, creatorId);
   if (creator?.suspendedAt)
     throw suspensionError(`The creator ${creator.handle} is`, creator.suspensionReason);
+}
+
+/** A creator by handle, for the operator's commands. */
+export function creatorByHandle(db: Db, handle: string) {
+  return findCreatorRowByHandle(db, handle);
 }

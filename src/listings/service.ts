@@ -11,6 +11,7 @@ import { CLAIM_FILE, claimNames, noAccess, readClaimFile } from './github-claim.
 import {
   countDrafts,
   findListingById,
+  findListingByOwnerSlug,
   findListingNames,
   findLiveListingOfGitHubRepo,
   insertDeployKey,
@@ -315,6 +316,11 @@ export async function replaceDeployKey(
 /** Any listing by id, for background work that acts on the listing's behalf (release cuts). */
 export async function listingById(db: Db, id: string): Promise<Listing | undefined> {
   return findListingById(db, id);
+}
+
+/** Any listing by `owner/slug`, drafts included: for the operator's commands and reports. */
+export async function listingByName(db: Db, owner: string, slug: string): Promise<Listing | undefined> {
+  return findListingByOwnerSlug(db, owner, slug);
 }
 
 /** `owner` and `slug` of each listing by id, for other domains' pages (a wallet's entitlements). */

@@ -1,10 +1,10 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { isOnShow } from '../listings/public-listings.js';
-import { findListingById, findListingByOwnerSlug, type ListingRow } from '../listings/store.js';
+import { type Listing, listingById, listingByName } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { parseVersion } from '../platform/versions.js';
-import { findRelease } from '../releases/store.js';
+import { anyRelease } from '../releases/service.js';
 import type { ReportCategory, ReportReceipt } from './schemas.js';
 import { recordAudit } from './service.js';
 import { insertDomainEvent, insertReport, reportList, resolveReportRow } from './store.js';
@@ -16,10 +16,10 @@ import { insertDomainEvent, insertReport, reportList, resolveReportRow } from '.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function reportedListing(db: Db, named: string): Promise<ListingRow | undefined> {
-  if (UUID.test(named)) return findListingById(db, named.toLowerCase());
+async function reportedListing(db: Db, named: string): Promise<Listing | undefined> {
+  if (UUID.test(named)) return listingById(db, named.toLowerCase());
   const [owner, slug, extra] = named.split('/');
-  return owner && slug && extra === undefined ? findListingByOwnerSlug(db, owner, slug) : undefined;
+  return owner && slug && extra === undefined ? listingByName(db, owner, slug) : undefined;
 }
 
 /** POST /api/reports. Drafts and unknown listings are both `404`, as everywhere public. */
@@ -32,7 +32,7 @@ export async function fileReport(
   if (!listing || !isOnShow(listing)) throw new AppError('not_found', { message: 'No such listing' });
   if (request.version !== undefined) {
     const release = parseVersion(request.version)
-      ? await findRelease(db, listing.id, request.version)
+      ? await anyRelease(db, listing.id, request.version)
       : undefined;
     if (!release)
       throw new AppError('not_found', { message: `No release ${request.version} of this listing` });
@@ -104,7 +104,7 @@ export async function resolveReport(
   const row = await db.transaction(async (tx) => {
     const resolved = await resolveReportRow(tx, request.id, now, request.note);
     if (!resolved) throw new AppError('not_found', { message: `No open report ${request.id}` });
-    const listing = (await findListingById(tx, resolved.listingId))!;
+    const listing = (await listingById(tx, resolved.listingId))!;
     await recordAudit(tx, now, 'report.resolve', request.id, request.note);
     await insertDomainEvent(tx, {
       at: now,

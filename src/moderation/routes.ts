@@ -60,10 +60,13 @@ export function moderationRoutes(ctx: AppContext) {
     app.get(
       '/creators/me/notices',
       route({
-        guard: requireApiKey(ctx),
+        guard: requireApiKey(ctx, 'listings:read'),
         summary:
           "What the operator did to the caller's listings (yanks, suspensions) and reports about them, newest first, in words",
-        response: { 200: NoticesSchema, ...errorResponses('invalid_key', 'rate_limited') },
+        response: {
+          200: NoticesSchema,
+          ...errorResponses('invalid_key', 'insufficient_scope', 'rate_limited'),
+        },
       }),
       async (request, reply) => {
         reply.header('cache-control', 'no-store');

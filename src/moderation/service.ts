@@ -1,11 +1,11 @@
 import os from 'node:os';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { findCreatorRowByHandle } from '../identity/store.js';
-import { findListingByOwnerSlug, type ListingRow } from '../listings/store.js';
+import { creatorByHandle } from '../identity/creators.js';
+import { type Listing, listingByName } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { parseVersion } from '../platform/versions.js';
-import { markOnSale } from '../releases/store.js';
+import { markOnSale } from '../releases/service.js';
 import {
   type AuditRow,
   auditPage,
@@ -30,10 +30,9 @@ type Ctx = Pick<AppContext, 'database' | 'clock' | 'listingEvents'>;
 /** What the operator types after `--reason`: a sentence, kept as given. */
 export const REASON_MAX_LENGTH = 500;
 
-async function namedListing(db: Db, named: string): Promise<ListingRow> {
+async function namedListing(db: Db, named: string): Promise<Listing> {
   const [owner, slug, extra] = named.split('/');
-  const listing =
-    owner && slug && extra === undefined ? await findListingByOwnerSlug(db, owner, slug) : undefined;
+  const listing = owner && slug && extra === undefined ? await listingByName(db, owner, slug) : undefined;
   if (!listing) throw new AppError('not_found', { message: `No listing ${named} (expected OWNER/SLUG)` });
   return listing;
 }
@@ -145,7 +144,7 @@ export async function setCreatorSuspended(
   request: { handle: string; reason: string; undo?: boolean },
 ): Promise<SuspendResult> {
   const db = ctx.database.db;
-  const creator = await findCreatorRowByHandle(db, request.handle);
+  const creator = await creatorByHandle(db, request.handle);
   if (!creator) throw new AppError('not_found', { message: `No creator ${request.handle}` });
   const now = ctx.clock.now();
   const touched = await db.transaction(async (tx) => {
