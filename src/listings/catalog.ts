@@ -89,7 +89,14 @@ export async function listLiveListings(db: Db, limit: number) {
     })
     .from(listings)
     .innerJoin(releases, eq(releases.listingId, listings.id))
-    .where(and(eq(listings.status, 'published'), eq(releases.verdict, 'pass'), isNull(releases.yankedAt)))
+    .where(
+      and(
+        eq(listings.status, 'published'),
+        isNull(listings.suspendedAt),
+        eq(releases.verdict, 'pass'),
+        isNull(releases.yankedAt),
+      ),
+    )
     .orderBy(listings.id, desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(limit);
 }
@@ -160,6 +167,8 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
     .where(
       and(
         eq(listings.status, 'published'),
+        // A suspended listing sells nothing: neither the home page nor discovery offers it.
+        isNull(listings.suspendedAt),
         isNotNull(listings.priceMicro),
         ne(listings.sourceState, 'unreachable'),
         ...query.words.map((word) => ilike(text, `%${likeEscaped(word)}%`)),

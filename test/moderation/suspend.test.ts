@@ -81,6 +81,8 @@ describe.each(BACKENDS)('suspensions on %s', (backend) => {
     expect(page.body).not.toContain('<span class="badge ok">on sale</span>');
     const status = (await app.app.inject({ url: `/api/v/${name}` })).json() as Json;
     expect(status).toMatchObject({ for_sale: false, suspended: { reason } });
+    // Discovery no longer offers it.
+    expect((await app.app.inject({ url: '/.well-known/x402' })).body).not.toContain(`/api/r/${name}`);
     // The creator cannot publish or cut it, and is told in the app.
     const sync = await app.app.inject({
       method: 'POST',
@@ -96,6 +98,7 @@ describe.each(BACKENDS)('suspensions on %s', (backend) => {
 
     await operate(app, 'listings.unsuspend', { listing: name, reason: 'claim withdrawn' });
     expect((await app.app.inject({ url: buyUrl(f) })).statusCode).toBe(402);
+    expect((await app.app.inject({ url: '/.well-known/x402' })).body).toContain(`/api/r/${name}`);
     expect(((await operate(app, 'audit.list', {})) as Json[]).map((e) => [e.action, e.subject])).toEqual([
       ['listing.suspend', name],
       ['listing.unsuspend', name],

@@ -1,4 +1,7 @@
 import os from 'node:os';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations.js';
 import { specVerify } from '../attestations/support.js';
@@ -26,9 +29,11 @@ async function operate(t: PaymentsTestApp, name: keyof typeof operations, args: 
 
 describe.each(BACKENDS)('a report, then a yank, on %s', (backend) => {
   let t: PaymentsTestApp | undefined;
+  let client: Client | undefined;
   afterEach(async () => {
+    await client?.close();
     await t?.close();
-    t = undefined;
+    t = client = undefined;
   });
 
   it('the yanked release answers 410 release_yanked on download and re-fetch, stays in the log marked, its holder gets the newest passing release free, and its attestation still verifies', {
@@ -103,6 +108,35 @@ describe.each(BACKENDS)('a report, then a yank, on %s', (backend) => {
       price_kind: 'free',
       owned: false,
       yanked_holdings: [{ version: '1.1.0', reason }],
+    });
+
+    // An agent polling over MCP learns the same: check_version names the yanked holding, and
+    // fetch_release of it is the same 410 as the HTTP route.
+    const base = await app.app.listen({ port: 0, host: '127.0.0.1' });
+    client = new Client({ name: 'repo402-test-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`)));
+    const checked = (await client.callTool({
+      name: 'check_version',
+      arguments: { owner: f.owner, slug: f.slug, wallet_signature: await walletSignatureHeader(app, holder) },
+    })) as CallToolResult;
+    expect(checked.structuredContent).toMatchObject({
+      version: '1.0.0',
+      price_kind: 'free',
+      yanked_holdings: [{ version: '1.1.0', reason }],
+    });
+    const fetched = (await client.callTool({
+      name: 'fetch_release',
+      arguments: {
+        owner: f.owner,
+        slug: f.slug,
+        version: '1.1.0',
+        wallet_signature: await walletSignatureHeader(app, holder),
+      },
+    })) as CallToolResult;
+    expect(fetched.isError).toBe(true);
+    expect(JSON.parse((fetched.content[0] as { text: string }).text)).toMatchObject({
+      code: 'release_yanked',
+      details: { reason },
     });
 
     // The holder fetches the newest passing release free, and owns it from then on.
