@@ -11,6 +11,7 @@ import {
   latestChangeInForce,
   listChanges,
   lockCreator,
+  setCreatorSuspension,
 } from './store.js';
 
 /**
@@ -150,4 +151,13 @@ export async function assertCreatorNotSuspended(db: Db, creatorId: string): Prom
 /** A creator by handle, for the operator's commands. */
 export function creatorByHandle(db: Db, handle: string) {
   return findCreatorRowByHandle(db, handle);
+}
+
+/** The operator's suspension of a creator (or, with `null`, its end); true when it changed. */
+export function setCreatorSuspended(
+  db: Db,
+  creatorId: string,
+  suspension: { at: Date; reason: string } | null,
+) {
+  return setCreatorSuspension(db, creatorId, suspension);
 }

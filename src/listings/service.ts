@@ -10,6 +10,7 @@ import { logEvent } from '../platform/events.js';
 import { CLAIM_FILE, claimNames, noAccess, readClaimFile } from './github-claim.js';
 import {
   countDrafts,
+  creatorListingNames,
   findListingById,
   findListingByOwnerSlug,
   findListingNames,
@@ -25,6 +26,8 @@ import {
   setSourceReason,
   setSourceState,
   sourceStatesOf,
+  suspendListingRow,
+  unsuspendListingRow,
   updateListing,
 } from './store.js';
 
@@ -330,4 +333,26 @@ export async function listingNamesById(
 ): Promise<Map<string, { owner: string; slug: string }>> {
   const rows = await findListingNames(db, [...new Set(ids)]);
   return new Map(rows.map(({ id, owner, slug }) => [id, { owner, slug }]));
+}
+
+/**
+ * The operator's suspension of one listing (`by: 'listing'`) or of its creator (`'creator'`), in
+ * the caller's transaction: true when it changed (a listing already suspended keeps its own).
+ */
+export function suspendListing(
+  db: Db,
+  listingId: string,
+  suspension: { at: Date; reason: string; by: 'listing' | 'creator' },
+): Promise<boolean> {
+  return suspendListingRow(db, listingId, suspension);
+}
+
+/** Lifts a suspension set `by` the listing's own or its creator's; true when it changed. */
+export function unsuspendListing(db: Db, listingId: string, by: 'listing' | 'creator'): Promise<boolean> {
+  return unsuspendListingRow(db, listingId, by);
+}
+
+/** Every listing of a creator, by name: what a creator's suspension reaches. */
+export function listingsOfCreator(db: Db, creatorId: string) {
+  return creatorListingNames(db, creatorId);
 }

@@ -1,22 +1,18 @@
 import os from 'node:os';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { creatorByHandle } from '../identity/creators.js';
-import { type Listing, listingByName } from '../listings/service.js';
+import { creatorByHandle, setCreatorSuspended as setCreatorSuspension } from '../identity/creators.js';
+import {
+  type Listing,
+  listingByName,
+  listingsOfCreator,
+  suspendListing as suspendListingRow,
+  unsuspendListing as unsuspendListingRow,
+} from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { parseVersion } from '../platform/versions.js';
-import { markOnSale } from '../releases/service.js';
-import {
-  type AuditRow,
-  auditPage,
-  insertAudit,
-  insertDomainEvent,
-  listingsOfCreator,
-  setCreatorSuspension,
-  setYank,
-  suspendListingRow,
-  unsuspendListingRow,
-} from './store.js';
+import { markOnSale, setYank } from '../releases/service.js';
+import { type AuditRow, auditPage, insertAudit, insertDomainEvent } from './store.js';
 
 /**
  * The operator's moderation actions (`repo402 releases yank`, `listings suspend`, `creators

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, gt, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lt } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
-import { auditLog, creators, domainEvents, listings, releases, reports } from '../db/schema/index.js';
+import { auditLog, domainEvents, listings, reports } from '../db/schema/index.js';
 
 export type AuditRow = typeof auditLog.$inferSelect;
 export type DomainEventRow = typeof domainEvents.$inferSelect;
@@ -28,80 +28,6 @@ export function recentEventsOf(db: Db, creatorId: string, limit: number): Promis
     .where(eq(domainEvents.creatorId, creatorId))
     .orderBy(desc(domainEvents.id))
     .limit(limit);
-}
-
-/** Marks the release yanked unless it is already; the row as yanked, or undefined. */
-export async function setYank(
-  db: Db,
-  listingId: string,
-  version: string,
-  yank: { at: Date; reason: string } | null,
-): Promise<{ id: string } | undefined> {
-  const [row] = await db
-    .update(releases)
-    .set({ yankedAt: yank?.at ?? null, yankReason: yank?.reason ?? null })
-    .where(
-      and(
-        eq(releases.listingId, listingId),
-        eq(releases.version, version),
-        yank ? isNull(releases.yankedAt) : isNotNull(releases.yankedAt),
-      ),
-    )
-    .returning({ id: releases.id });
-  return row;
-}
-
-/** Suspends the listing unless it is suspended already; true when it changed. */
-export async function suspendListingRow(
-  db: Db,
-  listingId: string,
-  suspension: { at: Date; reason: string; by: 'listing' | 'creator' },
-): Promise<boolean> {
-  const rows = await db
-    .update(listings)
-    .set({ suspendedAt: suspension.at, suspensionReason: suspension.reason, suspendedBy: suspension.by })
-    .where(and(eq(listings.id, listingId), isNull(listings.suspendedAt)))
-    .returning({ id: listings.id });
-  return rows.length > 0;
-}
-
-/** Lifts a listing's suspension set by `by`; true when it changed. */
-export async function unsuspendListingRow(
-  db: Db,
-  listingId: string,
-  by: 'listing' | 'creator',
-): Promise<boolean> {
-  const rows = await db
-    .update(listings)
-    .set({ suspendedAt: null, suspensionReason: null, suspendedBy: null })
-    .where(and(eq(listings.id, listingId), eq(listings.suspendedBy, by)))
-    .returning({ id: listings.id });
-  return rows.length > 0;
-}
-
-export function listingsOfCreator(db: Db, creatorId: string) {
-  return db
-    .select({ id: listings.id, owner: listings.owner, slug: listings.slug })
-    .from(listings)
-    .where(eq(listings.creatorId, creatorId));
-}
-
-export async function setCreatorSuspension(
-  db: Db,
-  creatorId: string,
-  suspension: { at: Date; reason: string } | null,
-): Promise<boolean> {
-  const rows = await db
-    .update(creators)
-    .set({ suspendedAt: suspension?.at ?? null, suspensionReason: suspension?.reason ?? null })
-    .where(
-      and(
-        eq(creators.id, creatorId),
-        suspension ? isNull(creators.suspendedAt) : isNotNull(creators.suspendedAt),
-      ),
-    )
-    .returning({ id: creators.id });
-  return rows.length > 0;
 }
 
 export async function insertReport(db: Db, row: typeof reports.$inferInsert): Promise<ReportRow> {
@@ -133,13 +59,4 @@ export async function resolveReportRow(db: Db, id: string, at: Date, note: strin
     .where(and(eq(reports.id, id), isNull(reports.resolvedAt)))
     .returning();
   return row;
-}
-
-/** How many reports this listing received since `since`: a flood from one listing's page is visible. */
-export async function reportsSince(db: Db, listingId: string, since: Date): Promise<number> {
-  const [row] = await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(reports)
-    .where(and(eq(reports.listingId, listingId), gt(reports.createdAt, since)));
-  return row?.n ?? 0;
 }

@@ -507,3 +507,24 @@ export async function yankedReleasesOf(
     .orderBy(asc(releases.major), asc(releases.minor), asc(releases.patch));
   return rows.map((row) => ({ ...row, yankedAt: row.yankedAt! }));
 }
+
+/** Yanks the release (or, with `null`, restores it) unless it is so already; its id, or undefined. */
+export async function setYank(
+  db: Db,
+  listingId: string,
+  version: string,
+  yank: { at: Date; reason: string } | null,
+): Promise<{ id: string } | undefined> {
+  const [row] = await db
+    .update(releases)
+    .set({ yankedAt: yank?.at ?? null, yankReason: yank?.reason ?? null })
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        eq(releases.version, version),
+        yank ? isNull(releases.yankedAt) : isNotNull(releases.yankedAt),
+      ),
+    )
+    .returning({ id: releases.id });
+  return row;
+}
