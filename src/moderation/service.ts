@@ -166,7 +166,16 @@ export async function setCreatorSuspended(
       const listingChanged = request.undo
         ? await unsuspendListingRow(tx, listing.id, 'creator')
         : await suspendListingRow(tx, listing.id, { at: now, reason: request.reason, by: 'creator' });
-      if (listingChanged) names.push(listing);
+      if (!listingChanged) continue;
+      names.push(listing);
+      // Each listing's own event too: a subscriber to `listing.suspended` hears of it either way.
+      await insertDomainEvent(tx, {
+        at: now,
+        type: request.undo ? 'listing.unsuspended' : 'listing.suspended',
+        creatorId: creator.id,
+        listingId: listing.id,
+        data: { listing: `${listing.owner}/${listing.slug}`, reason: request.reason, by: 'creator' },
+      });
     }
     await insertDomainEvent(tx, {
       at: now,

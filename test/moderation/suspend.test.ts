@@ -166,6 +166,14 @@ describe.each(BACKENDS)('suspensions on %s', (backend) => {
       operate(app, 'listings.unsuspend', { listing: `${f.owner}/${f.slug}`, reason: 'x' }),
     ).rejects.toThrow(/creators unsuspend/);
 
+    const events = await app.ctx.database.query<{ type: string; listing: string }>(
+      "select type, data->>'listing' as listing from domain_events order by id",
+    );
+    expect(events.rows.map((e) => e.type).sort()).toEqual([
+      'creator.suspended',
+      'listing.suspended',
+      'listing.suspended',
+    ]);
     await operate(app, 'creators.unsuspend', { handle: f.creator.handle, reason: 'appeal upheld' });
     expect((await app.app.inject({ url: buyUrl(f) })).statusCode).toBe(402);
     const pushed = await gitOverSsh(work.dir, key.file, ['push', remote, 'main']);
