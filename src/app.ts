@@ -14,6 +14,7 @@ import { authenticateKeyRoutesFirst } from './identity/guard.js';
 import { identityRoutes } from './identity/routes.js';
 import { githubRepositoryRoutes, listingRoutes } from './listings/routes.js';
 import { registerMcpRoutes } from './mcp/endpoint.js';
+import { moderationRoutes } from './moderation/routes.js';
 import { AppError } from './platform/errors.js';
 import { installCors } from './platform/http/cors.js';
 import {
@@ -178,6 +179,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(creatorDocumentRoutes, { ctx });
   await app.register(buyerRoutes(ctx), { prefix: '/api' });
   await app.register(earningsRoutes(ctx), { prefix: '/api' });
+  await app.register(moderationRoutes(ctx), { prefix: '/api' });
   if (ctx.config.payments.mode === 'devnet') await app.register(devnetRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });

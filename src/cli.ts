@@ -319,6 +319,107 @@ program
     process.stdout.write(`${JSON.stringify(result)}\n`);
   });
 
+// Moderation: the operator's answer to a report, narrower than `pause` (docs/OPERATIONS.md).
+const reasonOption = [
+  '--reason <text>',
+  'why, in a sentence: kept in the audit log and shown to whom it touches',
+] as const;
+const releasesCommand = program.command('releases').description('yank a release, or restore it');
+releasesCommand
+  .command('yank <owner/slug> <version>')
+  .description(
+    'stop selling and serving one release: its download and re-fetch answer 410 release_yanked, the release log marks it, its holders get the newest passing release free',
+  )
+  .requiredOption(...reasonOption)
+  .action(async (listing: string, version: string, options: { reason: string }) => {
+    const result = await runOperation('releases.yank', { listing, version, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+releasesCommand
+  .command('unyank <owner/slug> <version>')
+  .description('undo a yank: the release is served again, and sold again if it is the newest passing one')
+  .requiredOption(...reasonOption)
+  .action(async (listing: string, version: string, options: { reason: string }) => {
+    const result = await runOperation('releases.unyank', { listing, version, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+const listingsCommand = program.command('listings').description('suspend a listing, or lift its suspension');
+listingsCommand
+  .command('suspend <owner/slug>')
+  .description(
+    'stop selling a listing and refuse pushes to it; its page says why; holders keep what they own',
+  )
+  .requiredOption(...reasonOption)
+  .action(async (listing: string, options: { reason: string }) => {
+    const result = await runOperation('listings.suspend', { listing, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+listingsCommand
+  .command('unsuspend <owner/slug>')
+  .description("lift a listing's suspension")
+  .requiredOption(...reasonOption)
+  .action(async (listing: string, options: { reason: string }) => {
+    const result = await runOperation('listings.unsuspend', { listing, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+const creatorsCommand = program.command('creators').description('suspend a creator, or lift the suspension');
+creatorsCommand
+  .command('suspend <handle>')
+  .description('refuse the creator’s pushes, publishing and sign-in, and suspend every listing of theirs')
+  .requiredOption(...reasonOption)
+  .action(async (handle: string, options: { reason: string }) => {
+    const result = await runOperation('creators.suspend', { handle, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+creatorsCommand
+  .command('unsuspend <handle>')
+  .description("lift a creator's suspension and the listing suspensions it brought")
+  .requiredOption(...reasonOption)
+  .action(async (handle: string, options: { reason: string }) => {
+    const result = await runOperation('creators.unsuspend', { handle, reason: options.reason });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+const reportsCommand = program.command('reports').description('reports filed with POST /api/reports');
+reportsCommand
+  .command('list')
+  .description('print open reports (with --all, resolved ones too), newest first, one JSON object a line')
+  .option('--all', 'include resolved reports')
+  .action(async (options: { all?: boolean }) => {
+    const rows = (await runOperation('reports.list', { all: options.all ?? false })) as unknown[];
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+  });
+reportsCommand
+  .command('resolve <id>')
+  .description('close a report with a note (audited; the creator is told)')
+  .requiredOption('--note <text>', 'what was done about it')
+  .action(async (id: string, options: { note: string }) => {
+    const result = await runOperation('reports.resolve', { id, note: options.note });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+program
+  .command('audit')
+  .description(
+    'print the audit log of moderation actions, oldest first, one line each: time, host, action, subject, reason',
+  )
+  .option('--json', 'one JSON object a line')
+  .action(async (options: { json?: boolean }) => {
+    let after = 0;
+    for (;;) {
+      const page = (await runOperation('audit.list', { after, limit: 1000 })) as Array<
+        Record<string, string> & { id: number }
+      >;
+      for (const entry of page) {
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(entry)}\n`
+            : `${entry.at}\t${entry.host}\t${entry.action}\t${entry.subject}\t${entry.reason}\n`,
+        );
+      }
+      if (page.length < 1000) break;
+      after = page.at(-1)!.id;
+    }
+  });
+
 // Release attestations: verifying a download (no server, no database) and the operator's re-signing.
 program
   .command('verify <zip> <attestation>')

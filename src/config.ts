@@ -404,7 +404,7 @@ export interface RateLimitRule {
 }
 
 /** Route classes with their own fixed-window budget; `registration` is SPEC.md's 5 per hour per IP. */
-export type RateLimitClass = 'public' | 'auth' | 'creator' | 'mcp' | 'registration';
+export type RateLimitClass = 'public' | 'auth' | 'creator' | 'mcp' | 'registration' | 'reports';
 
 export interface Config {
   port: number;
@@ -572,6 +572,8 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
 ]);
 
 export const REGISTRATION_RATE_LIMIT: RateLimitRule = { max: 5, windowSeconds: 3600 };
+/** POST /api/reports, per address: enough for a person reporting what they found, not for a flood. */
+export const REPORT_RATE_LIMIT: RateLimitRule = { max: 10, windowSeconds: 3600 };
 
 /**
  * A secret variable may name a file holding its value instead (`APP_SECRET_FILE=/run/secrets/app`),
@@ -700,6 +702,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
       creator: e.RATE_LIMIT_CREATOR,
       mcp: e.RATE_LIMIT_MCP,
       registration: REGISTRATION_RATE_LIMIT,
+      reports: REPORT_RATE_LIMIT,
     },
     mcp: { streamSeconds: e.MCP_STREAM_SECONDS, streamsPerIp: e.MCP_STREAMS_PER_IP },
     baseRpcUrl: e.BASE_RPC_URL,

@@ -3,6 +3,14 @@ import { resignAttestations } from './attestations/service.js';
 import type { AppContext } from './context.js';
 import { migrate } from './db/migrate.js';
 import { createInvites, MAX_INVITES_PER_CALL } from './identity/invites.js';
+import { listReports, resolveReport } from './moderation/reports.js';
+import {
+  auditEntries,
+  REASON_MAX_LENGTH,
+  setCreatorSuspended,
+  setListingSuspended,
+  setReleaseYanked,
+} from './moderation/service.js';
 import {
   type ControlServer,
   controlSocketPath,
@@ -14,6 +22,11 @@ import { logEvent } from './platform/events.js';
 import { MicroUsdc, parseMicroUsdc } from './platform/money/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 import { attestUnattestedReleases } from './releases/cut/attest.js';
+
+const Reason = z.string().trim().min(1).max(REASON_MAX_LENGTH);
+const YankArgs = z.object({ listing: z.string().min(1), version: z.string().min(1), reason: Reason });
+const ListingArgs = z.object({ listing: z.string().min(1), reason: Reason });
+const CreatorArgs = z.object({ handle: z.string().min(1), reason: Reason });
 
 function operation<A, R>(
   args: z.ZodType<A>,
@@ -61,6 +74,19 @@ const commands = {
   ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
   'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
+  'releases.yank': operation(YankArgs, (ctx, args) => setReleaseYanked(ctx, args)),
+  'releases.unyank': operation(YankArgs, (ctx, args) => setReleaseYanked(ctx, { ...args, undo: true })),
+  'listings.suspend': operation(ListingArgs, (ctx, args) => setListingSuspended(ctx, args)),
+  'listings.unsuspend': operation(ListingArgs, (ctx, args) =>
+    setListingSuspended(ctx, { ...args, undo: true }),
+  ),
+  'creators.suspend': operation(CreatorArgs, (ctx, args) => setCreatorSuspended(ctx, args)),
+  'creators.unsuspend': operation(CreatorArgs, (ctx, args) =>
+    setCreatorSuspended(ctx, { ...args, undo: true }),
+  ),
+  'reports.resolve': operation(z.object({ id: z.uuid(), note: Reason }), (ctx, args) =>
+    resolveReport(ctx, args),
+  ),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
     await ctx.pause.set(paused);
     return { paused: ctx.pause.paused };
@@ -97,6 +123,17 @@ export const operations = {
   ping: operation(z.object({}), async () => 'pong'),
   /** `repo402 ready`: this process's readiness, for a supervisor on the same machine. */
   ready: operation(z.object({}), (ctx) => ctx.readiness()),
+  /** `repo402 audit`: the operator's moderation actions, oldest first. */
+  'audit.list': operation(
+    z.object({
+      after: z.number().int().min(0).default(0),
+      limit: z.number().int().min(1).max(1000).default(1000),
+    }),
+    (ctx, { after, limit }) => auditEntries(ctx, after, limit),
+  ),
+  'reports.list': operation(z.object({ all: z.boolean().default(false) }), (ctx, { all }) =>
+    listReports(ctx, { all }),
+  ),
   ...logged(commands),
 } satisfies Operations<AppContext>;
 

@@ -7,9 +7,11 @@ import {
   type CreatorRow,
   findClaim,
   findCreatorById,
+  findCreatorRowByHandle,
   latestChangeInForce,
   listChanges,
   lockCreator,
+  setCreatorSuspension,
 } from './store.js';
 
 /**
@@ -129,4 +131,33 @@ export function addressTaken(): AppError {
     [{ field: 'payout_address', reason: 'already bound to another creator' }],
     'This payout address is already bound to another creator',
   );
+}
+
+/** `403 suspended`: what the operator's suspension of a creator or a listing refuses, with its reason. */
+export function suspensionError(whose: string, reason: string | null): AppError {
+  return new AppError('suspended', {
+    message: `${whose} suspended by the operator of this service: ${reason ?? ''}`,
+    details: { reason: reason ?? '' },
+  });
+}
+
+/** Refuses a suspended creator: sign-in and a new listing. */
+export async function assertCreatorNotSuspended(db: Db, creatorId: string): Promise<void> {
+  const creator = await findCreatorById(db, creatorId);
+  if (creator?.suspendedAt)
+    throw suspensionError(`The creator ${creator.handle} is`, creator.suspensionReason);
+}
+
+/** A creator by handle, for the operator's commands. */
+export function creatorByHandle(db: Db, handle: string) {
+  return findCreatorRowByHandle(db, handle);
+}
+
+/** The operator's suspension of a creator (or, with `null`, its end); true when it changed. */
+export function setCreatorSuspended(
+  db: Db,
+  creatorId: string,
+  suspension: { at: Date; reason: string } | null,
+) {
+  return setCreatorSuspension(db, creatorId, suspension);
 }

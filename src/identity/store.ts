@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, isNull, lt, lte, or } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import {
   apiKeys,
@@ -311,4 +311,23 @@ export async function listUndelivered(db: Db, maxAttempts: number, staleBefore: 
     .orderBy(outboxMessages.createdAt)
     .limit(100);
   return rows.map((row) => row.id);
+}
+
+/** Suspends (or, with `null`, reinstates) a creator unless they are so already; true when it changed. */
+export async function setCreatorSuspension(
+  db: Db,
+  creatorId: string,
+  suspension: { at: Date; reason: string } | null,
+): Promise<boolean> {
+  const rows = await db
+    .update(creators)
+    .set({ suspendedAt: suspension?.at ?? null, suspensionReason: suspension?.reason ?? null })
+    .where(
+      and(
+        eq(creators.id, creatorId),
+        suspension ? isNull(creators.suspendedAt) : isNotNull(creators.suspendedAt),
+      ),
+    )
+    .returning({ id: creators.id });
+  return rows.length > 0;
 }

@@ -9,7 +9,7 @@ import {
   revokeApiKey,
 } from './api-keys.js';
 import { type ChallengePurpose, consumeChallenge, refusedAs, verifyChallenge } from './challenges.js';
-import { type CreatorRef, findCreatorByPayoutAddress } from './creators.js';
+import { assertCreatorNotSuspended, type CreatorRef, findCreatorByPayoutAddress } from './creators.js';
 import { lockCreator } from './store.js';
 import type { WalletProof } from './wallet-signature.js';
 
@@ -35,8 +35,14 @@ export async function rotateKeys(
 
 /** Web sign-in: a `wallet_ownership` signature from the payout address in force gives a 12-hour session key. */
 export async function startSession(ctx: AppContext, proof: WalletProof): Promise<KeyForCreator> {
-  const { creator, result } = await withWalletProof(ctx, proof, 'wallet_ownership', (tx, creator, at) =>
-    issueApiKey(tx, { creatorId: creator.id, kind: 'session', at }),
+  const { creator, result } = await withWalletProof(
+    ctx,
+    proof,
+    'wallet_ownership',
+    async (tx, creator, at) => {
+      await assertCreatorNotSuspended(tx, creator.id);
+      return issueApiKey(tx, { creatorId: creator.id, kind: 'session', at });
+    },
   );
   return { creator, key: result };
 }

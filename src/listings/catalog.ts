@@ -1,4 +1,4 @@
-import { type AnyColumn, and, desc, eq, ilike, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, desc, eq, ilike, isNotNull, isNull, ne, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/connect.js';
 import { listings, releases } from '../db/schema/index.js';
 import { onShowSql, type PublicListing, publicListingColumns } from './public-listings.js';
@@ -48,6 +48,7 @@ export async function findCatalogEntry(
         eq(listings.slug, slug),
         sql.raw(onShowSql('listings')),
         eq(releases.verdict, 'pass'),
+        isNull(releases.yankedAt),
       ),
     )
     .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
@@ -88,7 +89,14 @@ export async function listLiveListings(db: Db, limit: number) {
     })
     .from(listings)
     .innerJoin(releases, eq(releases.listingId, listings.id))
-    .where(and(eq(listings.status, 'published'), eq(releases.verdict, 'pass')))
+    .where(
+      and(
+        eq(listings.status, 'published'),
+        isNull(listings.suspendedAt),
+        eq(releases.verdict, 'pass'),
+        isNull(releases.yankedAt),
+      ),
+    )
     .orderBy(listings.id, desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(limit);
 }
@@ -136,7 +144,7 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
       advisoryFlaggedAt: releases.advisoryFlaggedAt,
     })
     .from(releases)
-    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass')))
+    .where(and(eq(releases.listingId, listings.id), eq(releases.verdict, 'pass'), isNull(releases.yankedAt)))
     .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
     .limit(1)
     .as('on_sale');
@@ -159,6 +167,8 @@ export async function listShownListings(db: Db, query: ShowcaseQuery): Promise<S
     .where(
       and(
         eq(listings.status, 'published'),
+        // A suspended listing sells nothing: neither the home page nor discovery offers it.
+        isNull(listings.suspendedAt),
         isNotNull(listings.priceMicro),
         ne(listings.sourceState, 'unreachable'),
         ...query.words.map((word) => ilike(text, `%${likeEscaped(word)}%`)),

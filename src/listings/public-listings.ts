@@ -15,6 +15,9 @@ export interface PublicListing {
   description: string;
   triggerHint: string;
   licence: string | null;
+  /** Set while the operator suspends the listing (or its creator): nothing is sold. */
+  suspendedAt: Date | null;
+  suspensionReason: string | null;
 }
 
 /** The columns a `PublicListing` is read from, for queries that select it beside other rows. */
@@ -29,6 +32,8 @@ export const publicListingColumns = {
   description: listings.description,
   triggerHint: listings.triggerHint,
   licence: listings.licence,
+  suspendedAt: listings.suspendedAt,
+  suspensionReason: listings.suspensionReason,
 };
 
 /**
@@ -76,5 +81,7 @@ function publicFields(row: ListingRow, status: PublicListing['status']): PublicL
     description: row.description,
     triggerHint: row.triggerHint,
     licence: row.licence,
+    suspendedAt: row.suspendedAt,
+    suspensionReason: row.suspensionReason,
   };
 }

@@ -91,7 +91,10 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
           'Create a draft listing; hosted: provisions the repository and adds the deploy key; github: checks the App reaches the private repository',
         body: CreateListingRequestSchema,
         bodyLimit: BODY_LIMITS.large,
-        response: { 201: ListingSchema, ...errors('not_found', 'too_many_unpublished', 'public_repo') },
+        response: {
+          201: ListingSchema,
+          ...errors('not_found', 'too_many_unpublished', 'public_repo', 'suspended'),
+        },
       }),
       async (request, reply) => {
         const creator = creatorOf(request);
@@ -236,6 +239,7 @@ export function listingRoutes(ctx: AppContext, releases: ListingReleases) {
             'derivative_of',
             'listing_not_ready',
             'retired',
+            'suspended',
           ),
         },
       }),

@@ -54,6 +54,17 @@ export const AdvisoryFlagSchema = z
       "Advisory data that arrived after the release's scan matches its dependencies with a HIGH or CRITICAL vulnerability or a malicious package (what would have failed the scan). The scan verdict stays as it was; absent when nothing matches. See docs/SCANNING.md",
   });
 
+export const YankSchema = z
+  .object({
+    yanked_at: z.iso.datetime().meta({ description: 'When the operator yanked the release' }),
+    reason: z.string().meta({ description: "The operator's reason, as given" }),
+  })
+  .meta({
+    id: 'Yank',
+    description:
+      'The operator yanked this release: it is neither sold nor served (its download and re-fetch answer `410 release_yanked`); it stays in the log and its attestation still verifies. A holder of it is granted the newest passing release free by GET /api/r/{owner}/{slug}. Absent when not yanked',
+  });
+
 export const ReleaseSchema = z
   .object({
     version: z.string().meta({ examples: ['1.2.0'] }),
@@ -94,6 +105,7 @@ export const ReleaseSchema = z
           'When this release first went on sale (became the newest passing release of the published listing) and the prices then; absent for a release never sold',
       }),
     advisory_flag: AdvisoryFlagSchema.optional(),
+    yanked: YankSchema.optional(),
     attestation_url: z.string().optional().meta({
       description:
         'The release’s signed attestation (in-toto Statement v1 in a DSSE envelope); on the release log and the manifest page once the verdict is recorded',

@@ -3,14 +3,16 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { parseDeployKey } from '../git/ssh-keys.js';
 import type { RepoRef } from '../github/client.js';
-import { lockCreator } from '../identity/creators.js';
+import { assertCreatorNotSuspended, lockCreator, suspensionError } from '../identity/creators.js';
 import { decodeCursor, encodeCursor } from '../platform/cursor.js';
 import { AppError } from '../platform/errors.js';
 import { logEvent } from '../platform/events.js';
 import { CLAIM_FILE, claimNames, noAccess, readClaimFile } from './github-claim.js';
 import {
   countDrafts,
+  creatorListingNames,
   findListingById,
+  findListingByOwnerSlug,
   findListingNames,
   findLiveListingOfGitHubRepo,
   insertDeployKey,
@@ -24,6 +26,8 @@ import {
   setSourceReason,
   setSourceState,
   sourceStatesOf,
+  suspendListingRow,
+  unsuspendListingRow,
   updateListing,
 } from './store.js';
 
@@ -68,6 +72,7 @@ export async function createListing(
   const at = ctx.clock.now();
   return ctx.database.db.transaction(async (tx) => {
     await lockCreator(tx, owner.id);
+    await assertCreatorNotSuspended(tx, owner.id);
     if ((await countDrafts(tx, owner.id)) >= MAX_UNPUBLISHED) {
       throw new AppError('too_many_unpublished', {
         message: `At most ${MAX_UNPUBLISHED} unpublished listings per creator; publish or retire a draft first`,
@@ -147,6 +152,22 @@ export async function liveOwnedListing(db: Db, creatorId: string, id: string): P
   const listing = await ownedListing(db, creatorId, id);
   if (listing.status === 'retired') throw retiredError();
   return listing;
+}
+
+/**
+ * `403 suspended` for a listing the operator suspended (itself or its creator): its creator may
+ * not publish it or cut releases of it while that lasts.
+ */
+export function assertListingNotSuspended(
+  listing: Pick<Listing, 'suspendedAt' | 'suspensionReason' | 'suspendedBy' | 'owner' | 'slug'>,
+): void {
+  if (!listing.suspendedAt) return;
+  throw suspensionError(
+    listing.suspendedBy === 'creator'
+      ? `The creator ${listing.owner} is`
+      : `${listing.owner}/${listing.slug} is`,
+    listing.suspensionReason,
+  );
 }
 
 /** Sets a draft `published` in the caller's transaction; undefined once it is no longer a draft. */
@@ -300,6 +321,11 @@ export async function listingById(db: Db, id: string): Promise<Listing | undefin
   return findListingById(db, id);
 }
 
+/** Any listing by `owner/slug`, drafts included: for the operator's commands and reports. */
+export async function listingByName(db: Db, owner: string, slug: string): Promise<Listing | undefined> {
+  return findListingByOwnerSlug(db, owner, slug);
+}
+
 /** `owner` and `slug` of each listing by id, for other domains' pages (a wallet's entitlements). */
 export async function listingNamesById(
   db: Db,
@@ -307,4 +333,26 @@ export async function listingNamesById(
 ): Promise<Map<string, { owner: string; slug: string }>> {
   const rows = await findListingNames(db, [...new Set(ids)]);
   return new Map(rows.map(({ id, owner, slug }) => [id, { owner, slug }]));
+}
+
+/**
+ * The operator's suspension of one listing (`by: 'listing'`) or of its creator (`'creator'`), in
+ * the caller's transaction: true when it changed (a listing already suspended keeps its own).
+ */
+export function suspendListing(
+  db: Db,
+  listingId: string,
+  suspension: { at: Date; reason: string; by: 'listing' | 'creator' },
+): Promise<boolean> {
+  return suspendListingRow(db, listingId, suspension);
+}
+
+/** Lifts a suspension set `by` the listing's own or its creator's; true when it changed. */
+export function unsuspendListing(db: Db, listingId: string, by: 'listing' | 'creator'): Promise<boolean> {
+  return unsuspendListingRow(db, listingId, by);
+}
+
+/** Every listing of a creator, by name: what a creator's suspension reaches. */
+export function listingsOfCreator(db: Db, creatorId: string) {
+  return creatorListingNames(db, creatorId);
 }

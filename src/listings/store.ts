@@ -256,3 +256,38 @@ export async function isLiveDeployKey(db: Db, fingerprint: string): Promise<bool
     .limit(1);
   return row !== undefined;
 }
+
+/** Suspends the listing unless it is suspended already; true when it changed. */
+export async function suspendListingRow(
+  db: Db,
+  listingId: string,
+  suspension: { at: Date; reason: string; by: 'listing' | 'creator' },
+): Promise<boolean> {
+  const rows = await db
+    .update(listings)
+    .set({ suspendedAt: suspension.at, suspensionReason: suspension.reason, suspendedBy: suspension.by })
+    .where(and(eq(listings.id, listingId), isNull(listings.suspendedAt)))
+    .returning({ id: listings.id });
+  return rows.length > 0;
+}
+
+/** Lifts a listing's suspension set by `by`; true when it changed. */
+export async function unsuspendListingRow(
+  db: Db,
+  listingId: string,
+  by: 'listing' | 'creator',
+): Promise<boolean> {
+  const rows = await db
+    .update(listings)
+    .set({ suspendedAt: null, suspensionReason: null, suspendedBy: null })
+    .where(and(eq(listings.id, listingId), eq(listings.suspendedBy, by)))
+    .returning({ id: listings.id });
+  return rows.length > 0;
+}
+
+export function creatorListingNames(db: Db, creatorId: string) {
+  return db
+    .select({ id: listings.id, owner: listings.owner, slug: listings.slug })
+    .from(listings)
+    .where(eq(listings.creatorId, creatorId));
+}

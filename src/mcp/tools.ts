@@ -118,7 +118,7 @@ const howToBuy = defineTool(
   async (ctx, { owner, slug }) => {
     const { listing, release } = await findManifest(ctx, owner, slug);
     const urls = listingUrls(ctx.config.baseUrl, listing.owner, listing.slug);
-    const forSale = listing.status === 'published';
+    const forSale = listing.status === 'published' && !listing.suspendedAt;
     const offer = offerFor(listing, release.version);
     return {
       owner: listing.owner,
@@ -142,7 +142,9 @@ const howToBuy = defineTool(
             'Later, fetch_release with a wallet_signature re-fetches any version you own, free.',
           ]
         : [
-            'This listing is retired: it is no longer sold.',
+            listing.suspendedAt
+              ? `This listing is suspended by the operator (${listing.suspensionReason ?? ''}): it is not sold while that lasts.`
+              : 'This listing is retired: it is no longer sold.',
             'Holders re-fetch the versions they own with fetch_release and a wallet_signature.',
           ],
     };
@@ -189,7 +191,7 @@ const checkVersion = defineTool(
   {
     title: 'Check the latest version',
     description:
-      'The latest version and prices of <owner>/<slug> (GET /api/v), with `advisory_flag` when advisories published after its scan match its dependencies. With wallet_signature also owned, entitled, price_kind and `flagged_holdings` (held versions such advisories flag).',
+      'The latest version and prices of <owner>/<slug> (GET /api/v), with `advisory_flag` when advisories published after its scan match its dependencies. With wallet_signature also owned, entitled, price_kind, `flagged_holdings` (held versions such advisories flag) and `yanked_holdings` (held versions the operator yanked: no longer served; the version on sale is then free to that wallet, `price_kind` `free`). `suspended` says why a listing is not for sale.',
     input: z.object({
       ...Listing,
       wallet_signature: WalletSignature.optional(),

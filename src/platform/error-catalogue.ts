@@ -1,5 +1,5 @@
 /**
- * The one table of SPEC.md's 32 error codes. Every error body, the OpenAPI error responses, the
+ * The one table of the error codes: SPEC.md's 32, and `release_yanked` and `suspended` (docs/DECISIONS.md D-160). Every error body, the OpenAPI error responses, the
  * /docs/errors page and the creator app's messages are generated from it, so a code cannot drift
  * between them. Data only: the browser bundle takes it as it is.
  */
@@ -138,6 +138,22 @@ export const ERRORS = {
     meaning: 'Artifact overlaps an existing listing by 90% or more',
     action: 'It cannot be published',
     page: 'This repository overlaps another listing by 90% or more, so it cannot be published.',
+  },
+  release_yanked: {
+    status: 410,
+    group: 'Listing',
+    meaning: 'The operator yanked this release; it is no longer sold or served',
+    action:
+      '`details.reason` says why. A holder of it is granted the newest passing release free: `GET /api/r/{owner}/{slug}` with its `X-Wallet-Signature`',
+    page: 'This version was withdrawn by the operator of this service ({reason}). If you own it, the newest good version is yours free: get it from the listing.',
+  },
+  suspended: {
+    status: 403,
+    group: 'Listing',
+    meaning: 'The operator suspended this listing or its creator',
+    action:
+      '`details.reason` says why. Nothing is sold while it lasts; holders still re-fetch the versions they own that are not yanked',
+    page: 'This has been suspended by the operator of this service: {reason}. Nothing can be bought, pushed or published until the operator lifts it.',
   },
   public_repo: {
     status: 422,

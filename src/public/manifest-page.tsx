@@ -122,6 +122,8 @@ export function manifestPage(
   const urls = listingUrls(baseUrl, listing.owner, listing.slug);
   const price = offerFor(listing, release.version).amountMicro;
   const retired = listing.status === 'retired';
+  const suspended = listing.suspendedAt !== null;
+  const notSold = retired || suspended;
   const name = `${listing.owner}/${listing.slug}`;
   const attestation = attestationUrl(baseUrl, listing.owner, listing.slug, release.version);
   return renderPage({
@@ -139,6 +141,12 @@ export function manifestPage(
         {retired ? (
           <p class="notice" id="retired">
             No longer sold. Holders still fetch every version they own.
+          </p>
+        ) : null}
+        {suspended ? (
+          <p class="notice" id="suspended">
+            The operator of this service has suspended this listing: {listing.suspensionReason}. It is not
+            sold while the suspension lasts; people who bought it still download the versions they own.
           </p>
         ) : null}
         <p class="lead" id="description">
@@ -211,6 +219,8 @@ export function manifestPage(
           <h2>Buy</h2>
           {retired ? (
             <p>This listing is retired: it is no longer sold. Holders fetch what they own as below.</p>
+          ) : suspended ? (
+            <p>This listing is suspended: it is not sold now. Holders fetch what they own as below.</p>
           ) : (
             <p id="what-is-sold">
               On sale: version <code>{release.version}</code>. {VERSIONS_SOLD}
@@ -222,7 +232,7 @@ export function manifestPage(
             data-slug={listing.slug}
             data-version={release.version}
             data-devnet={checkout.devnet ? 'true' : undefined}
-            data-retired={retired ? 'true' : undefined}
+            data-retired={notSold ? 'true' : undefined}
             data-explorer={checkout.explorerTxUrl}
             {...chainAttributes(checkout.network)}
           />
@@ -372,7 +382,7 @@ export function manifestPage(
                   <tr>
                     <td>
                       <code>{entry.version}</code>
-                      {!retired && entry.version === release.version ? (
+                      {!notSold && entry.version === release.version ? (
                         <span class="badge ok">on sale</span>
                       ) : null}
                     </td>
@@ -388,6 +398,11 @@ export function manifestPage(
                       {entry.advisory_flag ? (
                         <span class="badge bad" title={entry.advisory_flag.advisory_ids.join(', ')}>
                           flagged
+                        </span>
+                      ) : null}
+                      {entry.yanked ? (
+                        <span class="badge bad" data-yanked={entry.version}>
+                          withdrawn {entry.yanked.yanked_at.slice(0, 10)}: {entry.yanked.reason}
                         </span>
                       ) : null}
                     </td>

@@ -224,6 +224,8 @@ Every error is \`{code, message, docs_url, details?}\`; match on \`code\` (${bas
 | \`invalid_signature\` | 401 | sign \`details.wallet_challenge\` (present when the request named your wallet) and retry; on a re-fetch, \`details.for_sale: false\` says the version is not sold, so sign only if your wallet owns it |
 | \`not_entitled\` | 403 | your wallet does not own that version; only the version on sale can be bought (\`details.version_on_sale\`, \`details.resource_url\`) |
 | \`retired\` | 410 | no longer sold; owned versions stay fetchable |
+| \`release_yanked\` | 410 | the operator withdrew that version (\`details.reason\`); if you own it, \`GET /api/r/{owner}/{slug}\` with your wallet signature grants the version on sale free |
+| \`suspended\` | 403 | the operator suspended the listing (\`details.reason\`): nothing is sold; owned versions stay fetchable |
 | \`sanctioned_counterparty\` | 403 | no retry succeeds |
 | \`blocked_jurisdiction\` | 451 | no retry succeeds |
 | \`rate_limited\` | 429 | wait \`retry_after_seconds\` |

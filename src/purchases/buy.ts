@@ -142,6 +142,7 @@ async function buy(ctx: AppContext, request: BuyRequest): Promise<BuyResult> {
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned' }) };
   }
   if (listing.status === 'retired') throw retired();
+  if (listing.suspendedAt) throw suspendedListing(listing);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, wallet, request.source);
   const build = async () => paymentRequiredResponse(await paymentRequired(ctx, rail, offer, request.source));
   return {
@@ -265,7 +266,7 @@ async function payOnCachedHead(
   const { quote } = presentedQuote(ctx, request, payment);
   if (quote?.kind !== 'new') return {};
   const head = await cachedSaleHead(ctx, request.owner, request.slug);
-  if (head?.listing.status !== 'published') return {};
+  if (head?.listing.status !== 'published' || head.listing.suspendedAt) return {};
   const now = ctx.clock.now();
   const offer = offerFor(head.listing, head.release.version);
   if (offer.amountMicro === 0n || !quoteIsCurrent(quote, offer, now)) return {};
@@ -343,6 +344,7 @@ async function payWith(
     return { status: 'granted', grant: await grantFor(ctx, release, { kind: 'owned', listing }) };
   }
   if (listing.status === 'retired') throw retired();
+  if (listing.suspendedAt) throw suspendedListing(listing);
   if (offer.amountMicro === 0n) return freeGrant(ctx, release, offer, authorization.from, request.source);
 
   const { id: quoteId, quote } = presentedQuote(ctx, request, payment);
@@ -683,6 +685,14 @@ function pending(reason: 'settlement_pending' | 'settlement_timeout'): AppError 
 
 function notFound(): AppError {
   return new AppError('not_found', { message: 'No such listing for sale' });
+}
+
+/** `403 suspended`: the operator stopped the sale; holders still re-fetch what they own. */
+export function suspendedListing(listing: { owner: string; slug: string; suspensionReason: string | null }) {
+  return new AppError('suspended', {
+    message: `${listing.owner}/${listing.slug} is suspended by the operator: ${listing.suspensionReason ?? ''}. Nothing is sold while it lasts; holders still re-fetch the versions they own`,
+    details: { reason: listing.suspensionReason ?? '' },
+  });
 }
 
 function retired(): AppError {

@@ -1,5 +1,5 @@
 import type { Offer } from '../x402/offer.js';
-import { type Holding, isEntitled, newestHeldBelow } from './holdings.js';
+import { type Holding, isEntitled, newestHeldBelow, owedReplacement } from './holdings.js';
 
 /**
  * The one price computation: what a wallet is offered for a release now. Version status, the 402
@@ -34,7 +34,10 @@ export function offerFor(
 ): Offer | Owned;
 export function offerFor(listing: PricedListing, version: string, holding?: Holding): Offer | Owned {
   if (holding && isEntitled(holding, version)) return { kind: 'owned' };
-  const fromVersion = holding ? newestHeldBelow(holding, version) : undefined;
+  // A holder whose newest version was yanked gets the release on sale free, as an update from that
+  // version even when the one on sale is older (docs/DECISIONS.md D-161).
+  const replaced = holding ? owedReplacement(holding) : undefined;
+  const fromVersion = holding ? (newestHeldBelow(holding, version) ?? replaced) : undefined;
   // The shared fields first, the kind's own spread in after them: on Node 20's V8 each field
   // written after a spread costs ~0.6 µs, and every 402 asks for an offer (docs/DECISIONS.md).
   return {
@@ -45,7 +48,7 @@ export function offerFor(listing: PricedListing, version: string, holding?: Hold
     priceMicro: listing.priceMicro,
     updatePriceMicro: listing.updatePriceMicro,
     ...(fromVersion
-      ? { kind: 'update', fromVersion, amountMicro: listing.updatePriceMicro }
+      ? { kind: 'update', fromVersion, amountMicro: replaced ? 0n : listing.updatePriceMicro }
       : { kind: 'new', amountMicro: listing.priceMicro }),
   };
 }

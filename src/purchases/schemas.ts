@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
+import { AdvisoryFlagSchema, ReleaseSchema, YankSchema } from '../listings/schemas.js';
 import { MicroUsdc } from '../platform/money/money.js';
 import { UpdateChangesSchema } from '../releases/schemas.js';
 import { PRICE_KINDS } from './pricing.js';
@@ -174,6 +174,17 @@ export const VersionStatusSchema = z.object({
       description:
         'With a wallet signature: the versions the wallet holds that advisory data arriving after their scan flags, oldest first (absent when none)',
     }),
+  yanked_holdings: z
+    .array(YankSchema.extend({ version: z.string() }))
+    .optional()
+    .meta({
+      description:
+        'With a wallet signature: the versions the wallet holds that the operator yanked, oldest first (absent when none). A wallet whose newest held version is yanked gets the version on sale free (`price_kind` `free`)',
+    }),
+  suspended: z.object({ reason: z.string(), since: z.iso.datetime() }).optional().meta({
+    description:
+      'Present while the operator suspends the listing (or its creator): `for_sale` is false and nothing is sold; holders still re-fetch what they own',
+  }),
   update: z
     .object({
       from: z.string().meta({ description: 'The newest version the wallet holds below the one on sale' }),

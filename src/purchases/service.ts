@@ -43,6 +43,7 @@ export async function fetchOwnedVersion(
 ): Promise<Grant> {
   assertCountryAllowed(ctx.config.compliance, request.country);
   const { listing, release } = await ownedVersionTarget(ctx, request);
+  assertNotYanked(ctx, release, listing);
   const sale = () => versionSale(ctx, listing, release.version, request.via ?? 'http');
   let wallet: Address;
   try {
@@ -65,6 +66,28 @@ async function ownedVersionTarget(ctx: AppContext, named: { owner: string; slug:
   const release = listing && (await publishedRelease(ctx.database.db, listing.id, named.version));
   if (!listing || !release) throw new AppError('not_found', { message: 'No such listing or version' });
   return { listing, release };
+}
+
+/**
+ * `410 release_yanked` for a release the operator yanked: neither served nor sold. The answer
+ * names the reason and where a holder gets the newest passing release free.
+ */
+export function assertNotYanked(
+  ctx: Pick<AppContext, 'config'>,
+  release: { version: string; yankedAt: Date | null; yankReason: string | null },
+  listing: { owner: string; slug: string },
+): void {
+  if (!release.yankedAt) return;
+  const resource = resourceUrl(ctx.config.baseUrl, listing.owner, listing.slug);
+  throw new AppError('release_yanked', {
+    message: `${listing.owner}/${listing.slug} ${release.version} was yanked by the operator: ${release.yankReason ?? ''}. It is no longer served; a wallet that holds it gets the newest passing release free from GET ${resource} with its X-Wallet-Signature`,
+    details: {
+      version: release.version,
+      reason: release.yankReason ?? '',
+      yanked_at: release.yankedAt?.toISOString(),
+      resource_url: resource,
+    },
+  });
 }
 
 /** Whether a version is the one on sale, and where that is, in words and as `details`. */
@@ -177,6 +200,7 @@ export async function openDownload(
     listingById(ctx.database.db, listingId),
   ]);
   if (!release || !listing) throw new AppError('not_found', { message: 'No such download' });
+  assertNotYanked(ctx, release, listing);
   if (expired) {
     // Not "you do not own this": the grant was good and lapsed. The code is SPEC's
     // `expired_authorization` (docs/DECISIONS.md); no payment is asked, a re-fetch replaces it.

@@ -51,10 +51,13 @@ function holdingColumns(wallet: string, listing: string): string {
   return `(select coalesce(json_agg(version), '[]') from entitlements where wallet = ${wallet}
       and listing_id = ${listing}) as versions,
     (select coalesce(json_agg(version), '[]') from purchases where wallet = ${wallet}
-      and listing_id = ${listing} and all_versions) as "allVersions"`;
+      and listing_id = ${listing} and all_versions) as "allVersions",
+    (select coalesce(json_agg(e.version), '[]') from entitlements e join releases yr
+      on yr.listing_id = e.listing_id and yr.version = e.version
+      where e.wallet = ${wallet} and e.listing_id = ${listing} and yr.yanked_at is not null) as yanked`;
 }
 
-const READ_HOLDING = statement<{ versions: string[]; allVersions: string[] }>(
+const READ_HOLDING = statement<{ versions: string[]; allVersions: string[]; yanked: string[] }>(
   'payments_holding',
   `select ${holdingColumns('$1', '$2::uuid')}`,
 );
@@ -64,7 +67,7 @@ export async function readHolding(
   database: Database,
   wallet: string,
   listingId: string,
-): Promise<{ versions: string[]; allVersions: string[] }> {
+): Promise<{ versions: string[]; allVersions: string[]; yanked: string[] }> {
   const [row] = await database.run(READ_HOLDING, [wallet, listingId]);
   return row!;
 }
@@ -86,7 +89,7 @@ type PayingReleaseRow = Pick<typeof releases.$inferSelect, keyof typeof payingRe
 /** The id of the release on sale of the listing `alias`: its newest (by version) passing release. */
 function releaseOnSaleId(alias: string): string {
   return `(select newest.id from releases newest
-    where newest.listing_id = ${alias}.id and newest.verdict = 'pass'
+    where newest.listing_id = ${alias}.id and newest.verdict = 'pass' and newest.yanked_at is null
     order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`;
 }
 
@@ -117,6 +120,7 @@ export async function readPaymentHead(
     release: fromColumns<PayingReleaseRow>(row, 'release', payingReleaseColumns),
     versions: row.versions as string[],
     allVersions: row.allVersions as string[],
+    yanked: row.yanked as string[],
     paymentId: (row.paymentId as string | null) ?? undefined,
   };
 }
@@ -147,7 +151,7 @@ const INSERT_NEW_BUYER_PAYMENT = statement<{ id: string }>(
   `insert into payments (${PAYMENT_COLUMNS}) select ${PAYMENT_VALUES}
   where $10 = 'new'
     and exists (select 1 from listings l where l.id = $7::uuid and l.creator_id = $8::uuid
-      and l.status = 'published' and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
+      and l.status = 'published' and l.suspended_at is null and l.price_micro = $6::numeric and l.update_price_micro = $12::numeric
       and ${releaseOnSaleId('l')} = $22::uuid)
     and not exists (select 1 from entitlements where wallet = $2 and listing_id = $7::uuid)
   on conflict do nothing
@@ -165,7 +169,7 @@ export function insertPayment(database: Database, row: ClaimedPayment): Promise<
 
 /**
  * The same for a new buyer's payment decided on a cached sale head: written only if, as the
- * insert runs, the listing is still published at the row's prices, `releaseId` is still its
+ * insert runs, the listing is still published (and not suspended) at the row's prices, `releaseId` is still its
  * release on sale and the payer still holds none of it. Undefined when it is not written, for
  * that reason or one of `insertPayment`'s: the caller reads the listing afresh to learn which.
  */
@@ -512,7 +516,7 @@ export async function chainSaleCandidates(
         where h.listing_id = l.id order by hr.major desc, hr.minor desc, hr.patch desc limit 1) as "fromVersion"
     from listings l
     join releases r on r.id = (select newest.id from releases newest
-      where newest.listing_id = l.id and newest.verdict = 'pass' and newest.on_sale_at <= $3::timestamptz
+      where newest.listing_id = l.id and newest.verdict = 'pass' and newest.yanked_at is null and newest.on_sale_at <= $3::timestamptz
       order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
     where l.published_at <= $3::timestamptz and (l.retired_at is null or l.retired_at > $3::timestamptz)
       and not exists (select 1 from held where held.listing_id = l.id and held.version = r.version)

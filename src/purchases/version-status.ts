@@ -5,7 +5,7 @@ import { AppError } from '../platform/errors.js';
 import { type Prebuilt, prebuilt } from '../platform/http/prebuilt.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
 import { flaggedVersions } from '../releases/advisory-flags.js';
-import { updateOffer } from '../releases/service.js';
+import { updateOffer, yankedReleasesOf } from '../releases/service.js';
 import { withAdvisoryFlag } from '../releases/views.js';
 import { resourceUrl } from '../x402/resource-url.js';
 import { holdingOf } from './holdings.js';
@@ -28,6 +28,7 @@ export async function versionStatus(
   const { listing, release } = head;
   const holding = await holdingOf(ctx.database, wallet, listing.id);
   const flagged = await flaggedVersions(ctx.database.db, listing.id, holding.versions);
+  const yanked = await yankedReleasesOf(ctx.database.db, listing.id, holding.yanked);
   const offer = offerFor(listing, release.version, holding);
   const update =
     offer.kind === 'update'
@@ -39,6 +40,15 @@ export async function versionStatus(
     entitled: offer.kind === 'owned',
     price_kind: priceKind(offer),
     ...(flagged.length > 0 ? { flagged_holdings: flagged } : {}),
+    ...(yanked.length > 0
+      ? {
+          yanked_holdings: yanked.map((row) => ({
+            version: row.version,
+            yanked_at: row.yankedAt.toISOString(),
+            reason: row.yankReason ?? '',
+          })),
+        }
+      : {}),
     ...(update && offer.kind === 'update'
       ? { update: { from: offer.fromVersion!, to: offer.version, ...update } }
       : {}),
@@ -68,7 +78,7 @@ export async function publicVersionStatus(
       owner: listing.owner,
       slug: listing.slug,
       status: listing.status,
-      for_sale: listing.status === 'published',
+      for_sale: listing.status === 'published' && !listing.suspendedAt,
       version: release.version,
       tag: release.tag,
       artifact_sha256: release.artifactSha256,
@@ -79,6 +89,9 @@ export async function publicVersionStatus(
       release_log_url: `${ctx.config.baseUrl}/api/v/${listing.owner}/${listing.slug}/releases`,
       ...(counts.success ? { scan: counts.data } : {}),
       ...withAdvisoryFlag(release),
+      ...(listing.suspendedAt
+        ? { suspended: { reason: listing.suspensionReason ?? '', since: listing.suspendedAt.toISOString() } }
+        : {}),
     };
     return { status, doc: prebuilt(status) };
   });

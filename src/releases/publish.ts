@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import {
+  assertListingNotSuspended,
   type Listing,
   listingById,
   liveOwnedListing,
@@ -32,6 +33,7 @@ async function derivativeOf(db: Db, releaseId: string): Promise<string | null> {
 export async function publishOwnListing(ctx: AppContext, creatorId: string, id: string): Promise<Listing> {
   const db = ctx.database.db;
   const listing = await liveOwnedListing(db, creatorId, id);
+  assertListingNotSuspended(listing);
   if (listing.status === 'published') return listing;
   const missing = [
     ...(listing.description.trim() ? [] : ['description']),

@@ -50,6 +50,7 @@ export function releaseRoutes(ctx: AppContext) {
               'not_found',
               'version_exists',
               'retired',
+              'suspended',
               'repo_too_large',
               'public_repo',
               'rate_limited',

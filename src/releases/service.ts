@@ -55,6 +55,8 @@ export async function publishedRelease(db: Db, listingId: string, version: strin
   return row?.verdict === 'pass' ? withArtifact(row) : null;
 }
 
+// For the operator's yanks: a yank can change the release on sale; a holder is told what it holds.
+export { findRelease as anyRelease, markOnSale, setYank, yankedReleasesOf } from './store.js';
 // The file tree (`computed.tree`) is stored apart from the rest of a release's `computed`.
 export { releaseTree } from './tree-store.js';
 export { type UpdateChanges, updateOffer } from './update-summary.js';

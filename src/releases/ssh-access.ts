@@ -10,7 +10,7 @@ const NO_SUCH_REPOSITORY = 'no such repository, or this key may not use it';
 
 /**
  * The SSH server's rules for hosted listings: a listing's live deploy key may fetch from and push
- * to its repository, a retired listing's repository is read-only, a push is checked against the
+ * to its repository, a retired or suspended listing's repository is read-only, a push is checked against the
  * release limits by the pre-receive hook, and after it new `vX.Y.Z` tags are claimed and their
  * cuts queued.
  */
@@ -26,6 +26,13 @@ export function hostedRepoAccess(ctx: AppContext): SshAccess {
       if (service === 'upload-pack') return { hookEnv: {}, afterPush: async () => [] };
       if (listing.status === 'retired') {
         return { refused: 'this listing is retired; its repository is archived read-only' };
+      }
+      if (listing.suspendedAt) {
+        const whose =
+          listing.suspendedBy === 'creator' ? `its creator ${listing.owner} is` : 'this listing is';
+        return {
+          refused: `${whose} suspended by the operator of this service (${listing.suspensionReason ?? ''}); pushes are refused until the suspension is lifted`,
+        };
       }
       return {
         hookEnv: pushHookEnv(await pushAllowance(db, ctx.config, listing, ctx.clock.now())),

@@ -9,6 +9,7 @@ import {
   gte,
   inArray,
   isNotNull,
+  isNull,
   lt,
   ne,
   notExists,
@@ -54,7 +55,12 @@ export async function newestRelease(
   const [row] = await db
     .select(releaseColumns)
     .from(releases)
-    .where(and(eq(releases.listingId, listingId), options.passing ? eq(releases.verdict, 'pass') : undefined))
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined,
+      ),
+    )
     .orderBy(...newestFirst)
     .limit(1);
   return row;
@@ -133,7 +139,7 @@ export async function markOnSale(db: Db, listingId: string, at: Date): Promise<v
     where l.id = ${listingId} and l.status = 'published' and l.price_micro is not null
       and ${releases.onSaleAt} is null
       and ${releases.id} = (select newest.id from ${releases} newest
-        where newest.listing_id = l.id and newest.verdict = 'pass'
+        where newest.listing_id = l.id and newest.verdict = 'pass' and newest.yanked_at is null
         order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`);
 }
 
@@ -342,7 +348,7 @@ export async function newestReleasesOf(
     .where(
       and(
         inArray(releases.listingId, listingIds),
-        options.passing ? eq(releases.verdict, 'pass') : undefined,
+        options.passing ? and(eq(releases.verdict, 'pass'), isNull(releases.yankedAt)) : undefined,
       ),
     )
     .orderBy(releases.listingId, ...newestFirst);
@@ -479,4 +485,46 @@ export async function finalReleasesAfter(
     .where(and(ne(releases.verdict, 'pending'), afterId ? gt(releases.id, afterId) : undefined))
     .orderBy(releases.id)
     .limit(limit);
+}
+
+/** The yanked releases among `versions` of a listing, oldest first: what a holder is told it owns. */
+export async function yankedReleasesOf(
+  db: Db,
+  listingId: string,
+  versions: string[],
+): Promise<Array<{ version: string; yankedAt: Date; yankReason: string | null }>> {
+  if (versions.length === 0) return [];
+  const rows = await db
+    .select({ version: releases.version, yankedAt: releases.yankedAt, yankReason: releases.yankReason })
+    .from(releases)
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        inArray(releases.version, versions),
+        isNotNull(releases.yankedAt),
+      ),
+    )
+    .orderBy(asc(releases.major), asc(releases.minor), asc(releases.patch));
+  return rows.map((row) => ({ ...row, yankedAt: row.yankedAt! }));
+}
+
+/** Yanks the release (or, with `null`, restores it) unless it is so already; its id, or undefined. */
+export async function setYank(
+  db: Db,
+  listingId: string,
+  version: string,
+  yank: { at: Date; reason: string } | null,
+): Promise<{ id: string } | undefined> {
+  const [row] = await db
+    .update(releases)
+    .set({ yankedAt: yank?.at ?? null, yankReason: yank?.reason ?? null })
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        eq(releases.version, version),
+        yank ? isNull(releases.yankedAt) : isNotNull(releases.yankedAt),
+      ),
+    )
+    .returning({ id: releases.id });
+  return row;
 }

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import { attestationUrl } from '../attestations/urls.js';
-import type { AdvisoryFlagSchema, ReleaseSchema } from '../listings/schemas.js';
+import type { AdvisoryFlagSchema, ReleaseSchema, YankSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
 import type { ReleaseRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;
 export type AdvisoryFlagBody = z.infer<typeof AdvisoryFlagSchema>;
+export type YankBody = z.infer<typeof YankSchema>;
 
 /** The stored `advisory_flag` (written by `recheckReleases`) with its time, for the wire. */
 export function advisoryFlagBody(row: {
@@ -64,6 +65,7 @@ export function releaseBody(row: ReleaseRow, prices: PricesInForce, links?: Rele
         }
       : {}),
     ...withAdvisoryFlag(row),
+    ...withYank(row),
     ...(links && row.verdict !== 'pending'
       ? { attestation_url: attestationUrl(links.baseUrl, links.owner, links.slug, row.version) }
       : {}),
@@ -76,6 +78,13 @@ export function withAdvisoryFlag(row: Parameters<typeof advisoryFlagBody>[0]): {
 } {
   const flag = advisoryFlagBody(row);
   return flag ? { advisory_flag: flag } : {};
+}
+
+/** `{yanked}` when the operator yanked the release, else nothing: the field is absent, never null. */
+export function withYank(row: { yankedAt: Date | null; yankReason: string | null }): { yanked?: YankBody } {
+  return row.yankedAt
+    ? { yanked: { yanked_at: row.yankedAt.toISOString(), reason: row.yankReason ?? '' } }
+    : {};
 }
 
 /** A release as the creator's listing views show it: its Release body with the full scan report (and, for a listing's head releases, the licence found). */

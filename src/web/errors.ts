@@ -36,7 +36,13 @@ export function errorText(error: unknown): string {
   if (code === 'invalid_request' && issues.length > 0) {
     return `Some of what you entered was not accepted: ${issues.map((issue) => sentence(issue.reason)).join(' ')}`;
   }
-  return spec.page.replace('{blocking}', list(missing)).replace('{seconds}', waitWords(retryAfter ?? 1));
+  return spec.page
+    .replace('{blocking}', list(missing))
+    .replace('{seconds}', waitWords(retryAfter ?? 1))
+    .replace(
+      '{reason}',
+      typeof details?.reason === 'string' && details.reason ? details.reason : 'no reason given',
+    );
 }
 
 /** A wait as a person reads it: seconds, minutes, or hours past two of them. */

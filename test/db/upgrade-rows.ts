@@ -442,6 +442,35 @@ export const ROWS: Record<string, Record<string, unknown>[]> = {
       imported_at: at(1),
     },
   ],
+  reports: [
+    {
+      listing_id: IDS.notes,
+      version: '0.1.0',
+      category: 'secret_exposed',
+      text: 'A token in config.js',
+      created_at: at(14),
+      resolved_at: at(15),
+      resolution_note: 'rotated',
+    },
+  ],
+  audit_log: [
+    {
+      at: at(15),
+      action: 'release.yank',
+      subject: 'bob/notes@0.1.0',
+      reason: 'a token in the zip',
+      host: 'web-1',
+    },
+  ],
+  domain_events: [
+    {
+      at: at(15),
+      type: 'release.yanked',
+      creator_id: IDS.bob,
+      listing_id: IDS.notes,
+      data: { listing: 'bob/notes', version: '0.1.0', reason: 'a token in the zip' },
+    },
+  ],
 };
 
 /** A row as the version at this step wrote it, where a later step moved a part of it elsewhere. */

@@ -9,7 +9,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
-import { gitOverSsh, workRepo } from '../releases/support.js';
+import { eventually, gitOverSsh, workRepo } from '../releases/support.js';
 import { type Cluster, killGitHostMidCut, startCluster } from '../support/cluster.js';
 import { balanced, reconcileCluster, reconciliationLine } from '../support/cluster-reconcile.js';
 import { codeBlocks } from '../support/code-blocks.js';
@@ -281,6 +281,51 @@ describe.skipIf(!ADMIN_URL)('a stateless API tier with a git host, a worker and 
       });
       expect(res.status).toBe(401);
     }
+  });
+
+  it("suspends a listing through the git host's control socket and lifts it from a CLI with no server: every API process and the SSH host follow", async () => {
+    const name = `${listing.owner}/${listing.slug}`;
+    const viaGitHost = { ...cluster.env, DATA_DIR: path.join(cluster.root, 'git-host') };
+    const suspended = await runCli(['listings', 'suspend', name, '--reason', 'takedown request'], viaGitHost);
+    expect(suspended.code, suspended.stderr).toBe(0);
+    // Each API process drops its cached sale head (NOTIFY, or its 1-second life): both refuse.
+    for (let i = 0; i < 2; i++) {
+      const refused = await eventually(async () => {
+        const res = await fetch(`${cluster.url}/api/r/${name}`);
+        return res.status === 403 ? res : undefined;
+      });
+      expect(await refused.json()).toMatchObject({
+        code: 'suspended',
+        details: { reason: 'takedown request' },
+      });
+    }
+    const { remote } = await api<{ remote: string }>(cluster.url, 'GET', `/api/listings/${listing.id}`, 200, {
+      apiKey: creator.apiKey,
+    });
+    const work = await workRepo();
+    await writeFile(path.join(work.dir, 'README.md'), '# more\n');
+    await work.git('add', '-A');
+    await work.git('commit', '-q', '-m', 'more');
+    const push = await gitOverSsh(work.dir, creator.key.file, ['push', remote, 'main']);
+    expect(push.code).not.toBe(0);
+    expect(push.stderr).toContain('this listing is suspended');
+    await rm(work.dir, { recursive: true, force: true });
+
+    // No process answers on the CLI's own DATA_DIR: it runs the command itself against PostgreSQL.
+    const lifted = await runCli(['listings', 'unsuspend', name, '--reason', 'request withdrawn'], cliEnv());
+    expect(lifted.code, lifted.stderr).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      await eventually(async () =>
+        (await fetch(`${cluster.url}/api/r/${name}`)).status === 402 ? true : undefined,
+      );
+    }
+    const audit = await runCli(['audit'], cliEnv());
+    expect(
+      audit.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t')[2]),
+    ).toEqual(['listing.suspend', 'listing.unsuspend']);
   });
 
   it('goes on selling while an API process is killed, and the books balance', async () => {

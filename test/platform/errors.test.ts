@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ERROR_CODES, ERRORS, errorBody } from '../../src/platform/errors.js';
 
-// SPEC.md "Errors": the 32 codes and their statuses, copied here so a change to the table is deliberate.
+// SPEC.md "Errors": the 32 codes and their statuses, and the two moderation added (docs/DECISIONS.md D-160),
+// copied here so a change to the table is deliberate.
 const SPEC_STATUSES: Record<string, number> = {
   insufficient_balance: 402,
   expired_authorization: 402,
@@ -20,6 +21,8 @@ const SPEC_STATUSES: Record<string, number> = {
   not_entitled: 403,
   derivative_of: 409,
   public_repo: 422,
+  release_yanked: 410,
+  suspended: 403,
   invalid_key: 401,
   insufficient_scope: 403,
   step_up_required: 403,
@@ -38,8 +41,8 @@ const SPEC_STATUSES: Record<string, number> = {
 };
 
 describe('the error table', () => {
-  it('has exactly the 32 codes of SPEC.md with their statuses', () => {
-    expect(ERROR_CODES).toHaveLength(32);
+  it("has exactly SPEC.md's 32 codes and the 2 of moderation, with their statuses", () => {
+    expect(ERROR_CODES).toHaveLength(34);
     expect(Object.fromEntries(ERROR_CODES.map((code) => [code, ERRORS[code].status]))).toEqual(SPEC_STATUSES);
   });
 

@@ -61,6 +61,12 @@ function largestBodies(listing: string): Record<string, unknown> {
     [`PUT /api/listings/${listing}/ssh-key`]: { ssh_public_key: `ssh-rsa ${'A'.repeat(16_376)}` },
     [`POST /api/listings/${listing}/licence`]: { spdx: widest(64) },
     [`POST /api/listings/${listing}/sync`]: { ref: widest(512), version: widest(32) },
+    'POST /api/reports': {
+      listing: widest(200),
+      version: widest(32),
+      category: 'secret_exposed',
+      text: widest(4000),
+    },
     'POST /api/mcp': {
       jsonrpc: '2.0',
       id: 2_147_483_647,

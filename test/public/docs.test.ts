@@ -21,7 +21,7 @@ describe('GET /docs/errors', () => {
       expect(section).toContain(`>${ERRORS[code].status}<`);
       expect(section).toContain(ERRORS[code].meaning.split(/[`'"]/)[0]!.slice(0, 12));
     }
-    expect(html.match(/<section class="error-code"/g)).toHaveLength(32);
+    expect(html.match(/<section class="error-code"/g)).toHaveLength(34);
   });
 
   it('is the page docs_url points at', async () => {

@@ -141,6 +141,11 @@ const MATRIX: Record<string, MatrixRow> = {
     reason:
       'the wallet_ownership signature in the body is the credential; the session it answers is a wallet credential (test/identity/wallet-session.test.ts)',
   },
+  'POST /api/reports': {
+    kind: 'open',
+    reason:
+      'anyone may report a listing on show, without an account; it reaches nothing private and is rate-limited per address (test/moderation/reports.test.ts)',
+  },
   'POST /api/creators': {
     kind: 'open',
     reason:
@@ -201,6 +206,7 @@ const MATRIX: Record<string, MatrixRow> = {
   },
   'GET /api/creators/me/sales/daily': { kind: 'key', foreignId: { none: 'the caller’s own daily sales' } },
   'GET /api/creators/me/ledger': { kind: 'key', foreignId: { none: 'the caller’s own ledger' } },
+  'GET /api/creators/me/notices': { kind: 'key', foreignId: { none: 'the caller’s own notices' } },
   'GET /api/creators/me/payouts': { kind: 'key', foreignId: { none: 'the caller’s own payouts' } },
 
   'GET /api/r/{owner}/{slug}': { kind: 'wallet', goodStatus: 402, payment: true },

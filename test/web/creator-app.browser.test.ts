@@ -9,6 +9,7 @@ import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { type SshServer, startSshServer } from '../../src/git/ssh-server.js';
 import { TERMS_VERSION } from '../../src/identity/terms.js';
+import { operations } from '../../src/operations.js';
 import { formatUsd } from '../../src/platform/money/usd.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { hostedRepoAccess } from '../../src/releases/ssh-access.js';
@@ -601,6 +602,31 @@ describe('the creator web app, end to end in a real browser', () => {
     },
     120_000,
   );
+
+  step('tells the creator, in words on the Listings page, of a report and of a suspension', async () => {
+    const reported = await t.app.inject({
+      method: 'POST',
+      url: '/api/reports',
+      payload: { listing: `${handle}/${slug}`, category: 'malware', text: 'It posts ~/.ssh somewhere.' },
+    });
+    expect(reported.statusCode, reported.body).toBe(201);
+    const suspend = operations['listings.suspend'];
+    await suspend.run(
+      t.ctx,
+      suspend.args.parse({ listing: `${handle}/${slug}`, reason: 'a malware report is under review' }),
+    );
+    await page.goto(`${base}/app/listings`);
+    await heading('Listings').waitFor();
+    const notices = page.getByRole('region', { name: 'Notices from the operator' });
+    await notices
+      .getByText(/The operator suspended .*: a malware report is under review\. Nothing is sold/)
+      .waitFor();
+    await notices.getByText(/Someone reported .* for malware\. The operator will review it/).waitFor();
+    expect(await notices.textContent()).not.toMatch(/\/api\/|listing\.suspended|report\.received/);
+    await checkPage('listings-notices');
+    const lift = operations['listings.unsuspend'];
+    await lift.run(t.ctx, lift.args.parse({ listing: `${handle}/${slug}`, reason: 'report unfounded' }));
+  });
 
   step('a listing that cannot be read is a page saying so, not raw JSON', async () => {
     await page.goto(`${base}/app/listings/00000000-0000-4000-8000-000000000000`);

@@ -21,6 +21,9 @@ export const creators = pgTable('creators', {
   abuseContact: text('abuse_contact').notNull(),
   acceptedTermsVersion: text('accepted_terms_version').notNull(),
   createdAt: at('created_at').notNull(),
+  /** Set while the operator has suspended the creator: no push, publish or sign-in; listings suspended. */
+  suspendedAt: at('suspended_at'),
+  suspensionReason: text('suspension_reason'),
 });
 
 /** A requested change of a creator field; it is in force from `effective_at` unless cancelled first. */

@@ -2,6 +2,7 @@
 export * from './attestations.js';
 export * from './identity.js';
 export * from './listings.js';
+export * from './moderation.js';
 export * from './payments.js';
 export * from './platform.js';
 export * from './scan.js';

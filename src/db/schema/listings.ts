@@ -58,6 +58,14 @@ export const listings = pgTable(
       .default('ok'),
     sourceStateReason: text('source_state_reason'),
     sourceStateAt: at('source_state_at'),
+    /**
+     * Set while the operator has suspended the listing (`listing`) or its creator (`creator`): it
+     * sells nothing and its page says why; holders keep what they own. Lifting a creator's
+     * suspension lifts only what it set.
+     */
+    suspendedAt: at('suspended_at'),
+    suspensionReason: text('suspension_reason'),
+    suspendedBy: text('suspended_by', { enum: ['listing', 'creator'] }),
   },
   (table) => [
     uniqueIndex('listings_owner_slug').on(table.owner, table.slug),
@@ -235,6 +243,12 @@ export const releases = pgTable(
     advisoryFlag: jsonb('advisory_flag'),
     /** When `advisory_flag` last changed to its current list of advisories. */
     advisoryFlaggedAt: at('advisory_flagged_at'),
+    /**
+     * Set while the operator has yanked the release: it is neither sold nor served (`410
+     * release_yanked`), stays in the log marked, and its attestation stays. Cleared by unyank.
+     */
+    yankedAt: at('yanked_at'),
+    yankReason: text('yank_reason'),
   },
   (table) => [
     uniqueIndex('releases_listing_version').on(table.listingId, table.version),

@@ -77,7 +77,7 @@ export function registerAuthRoutes(app: App, ctx: AppContext): void {
       bodyLimit: BODY_LIMITS.signed,
       response: {
         201: SessionResponseSchema,
-        ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'rate_limited'),
+        ...errorResponses('invalid_request', 'invalid_signature', 'not_found', 'suspended', 'rate_limited'),
       },
     }),
     async (request, reply) => {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { type Listing, liveOwnedListing } from '../../listings/service.js';
+import { assertListingNotSuspended, type Listing, liveOwnedListing } from '../../listings/service.js';
 import { AppError } from '../../platform/errors.js';
 import { parseVersion, tagOf, versionOfTag } from '../../platform/versions.js';
 import { cutVersions, type ReleaseCutRow } from '../store.js';
@@ -33,6 +33,7 @@ export async function syncListing(
   input: SyncInput,
 ): Promise<{ cut: ReleaseCutRow; owner: string; slug: string }> {
   const listing = await liveOwnedListing(ctx.database.db, creatorId, listingId);
+  assertListingNotSuspended(listing);
   const source = await cutSource(ctx, listing);
   const target = await resolveTarget(ctx, listing, source, input);
   if ((await cutVersions(ctx.database.db, listing.id)).has(target.version))

@@ -5,6 +5,7 @@ import { FieldError, FormNotice, useFormErrors } from '../components/form-errors
 import { type GitHubChoice, GitHubRepoPicker } from '../components/github-repo-picker.js';
 import { ListingWordsFields, wordsProblems } from '../components/listing-words-fields.js';
 import { MoreButton } from '../components/more-button.js';
+import { Notices } from '../components/notices.js';
 import { microFromDollars, PriceInput, pricedProblems } from '../components/price-fields.js';
 import { Verdict } from '../components/scan-report.js';
 import { TableScroll } from '../components/table-scroll.js';
@@ -32,6 +33,7 @@ export function ListingsPage() {
           New listing
         </a>
       </div>
+      <Notices />
       <ErrorNotice error={listings.error} />
       {listings.loading ? (
         <p>Loading…</p>
