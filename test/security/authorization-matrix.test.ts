@@ -98,6 +98,7 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/openapi.json': { kind: 'open', reason: PUBLIC },
   'GET /api/label/{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /{owner}/{slug}': { kind: 'open', reason: PUBLIC },
+  'GET /{owner}/{slug}/releases.atom': { kind: 'open', reason: PUBLIC },
   'GET /api/snippet/{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /api/v/{owner}/{slug}/releases': { kind: 'open', reason: PUBLIC },
   'GET /api/v/{owner}/{slug}/releases/{version}/attestation': {
