@@ -5,3 +5,4 @@ export * from './listings.js';
 export * from './payments.js';
 export * from './platform.js';
 export * from './scan.js';
+export * from './webhooks.js';
