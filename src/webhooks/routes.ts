@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import { z } from 'zod';
 import type { App, AppContext } from '../context.js';
 import { creatorOf, requireApiKey } from '../identity/guard.js';
-import { verifyWalletSignatureHeader } from '../identity/wallet-signature.js';
+import { verifyWalletSignatureHeader, withWalletChallenge } from '../identity/wallet-signature.js';
 import type { ErrorCode } from '../platform/errors.js';
 import { routeOptions } from '../platform/http/route-options.js';
 import { errorResponses } from '../platform/http/schemas.js';
@@ -44,14 +44,28 @@ export function webhookRoutes(ctx: AppContext) {
       errorResponses('invalid_request', 'invalid_signature', ...codes, 'rate_limited');
     const keyErrors = (...codes: ErrorCode[]) =>
       errorResponses('invalid_request', 'invalid_key', 'insufficient_scope', ...codes, 'rate_limited');
-    const holder = async (header: string | undefined): Promise<Subscriber> => ({
-      wallet: getAddress(await verifyWalletSignatureHeader(ctx, header)).toLowerCase(),
-    });
+    // The wallet is proved before validation (preValidation: once the body is read within its
+    // limit): a caller without a good signature learns nothing of the body's rules or of whether an
+    // id exists. A refusal carries a fresh challenge for the wallet the header names, as on the
+    // buyer routes.
+    const wallets = new WeakMap<object, Subscriber>();
+    const proveWallet = async (request: { headers: Record<string, string | string[] | undefined> }) => {
+      const header = request.headers['x-wallet-signature'];
+      const address = await verifyWalletSignatureHeader(ctx, header).catch(async (error: unknown) => {
+        throw await withWalletChallenge(ctx, error, { header });
+      });
+      wallets.set(request, { wallet: getAddress(address).toLowerCase() });
+    };
+    const holder = (request: object): Subscriber => wallets.get(request)!;
     const walletSecurity = { headers: WalletHeaders, security: [{ walletSignature: [] }] };
+    const walletRoute = <S extends Parameters<typeof holderRoute>[0]>(spec: S) => ({
+      ...holderRoute(spec),
+      preValidation: proveWallet,
+    });
 
     app.post(
       '/webhooks',
-      holderRoute({
+      walletRoute({
         summary:
           'Subscribe the signing wallet to webhooks about the listings it holds (the secret is shown once)',
         ...walletSecurity,
@@ -59,51 +73,51 @@ export function webhookRoutes(ctx: AppContext) {
         response: { 201: CreatedSubscriptionSchema, ...walletErrors('not_entitled', 'not_found') },
       }),
       async (request, reply) => {
-        const subscriber = await holder(request.headers['x-wallet-signature']);
+        const subscriber = holder(request);
         const created = await subscribe(ctx, subscriber, request.body);
         return reply.code(201).send({ ...subscriptionBody(created), secret: created.secret });
       },
     );
     app.get(
       '/webhooks',
-      holderRoute({
+      walletRoute({
         summary: "The signing wallet's webhook subscriptions, newest first",
         ...walletSecurity,
         response: { 200: SubscriptionListSchema, ...walletErrors() },
       }),
       async (request) => {
-        const subscriber = await holder(request.headers['x-wallet-signature']);
+        const subscriber = holder(request);
         return { subscriptions: (await listSubscriptions(ctx, subscriber)).map(subscriptionBody) };
-      },
-    );
-    app.delete(
-      '/webhooks/:id',
-      holderRoute({
-        summary: "Delete one of the signing wallet's webhook subscriptions and its delivery log",
-        ...walletSecurity,
-        params: SubscriptionIdParams,
-        response: { 200: DeletedSchema, ...walletErrors('not_found') },
-      }),
-      async (request) => {
-        const subscriber = await holder(request.headers['x-wallet-signature']);
-        await unsubscribe(ctx, subscriber, request.params.id);
-        return { id: request.params.id, deleted: true as const };
       },
     );
     app.get(
       '/webhooks/:id/deliveries',
-      holderRoute({
+      walletRoute({
         summary: "A holder subscription's delivery log: the newest 100 deliveries and their last outcome",
         ...walletSecurity,
         params: SubscriptionIdParams,
         response: { 200: DeliveryLogSchema, ...walletErrors('not_found') },
       }),
       async (request) => {
-        const subscriber = await holder(request.headers['x-wallet-signature']);
+        const subscriber = holder(request);
         return deliveryLogBody(ctx, await deliveriesOf(ctx, subscriber, request.params.id));
       },
     );
 
+    app.delete(
+      '/webhooks/:id',
+      walletRoute({
+        summary: "Delete one of the signing wallet's webhook subscriptions and its delivery log",
+        ...walletSecurity,
+        params: SubscriptionIdParams,
+        response: { 200: DeletedSchema, ...walletErrors('not_found') },
+      }),
+      async (request) => {
+        const subscriber = holder(request);
+        await unsubscribe(ctx, subscriber, request.params.id);
+        return { id: request.params.id, deleted: true as const };
+      },
+    );
     app.post(
       '/creators/me/webhooks',
       creatorRoute({
@@ -131,19 +145,6 @@ export function webhookRoutes(ctx: AppContext) {
         ),
       }),
     );
-    app.delete(
-      '/creators/me/webhooks/:id',
-      creatorRoute({
-        guard,
-        summary: "Delete one of the creator's webhook subscriptions and its delivery log",
-        params: SubscriptionIdParams,
-        response: { 200: DeletedSchema, ...keyErrors('not_found') },
-      }),
-      async (request) => {
-        await unsubscribe(ctx, { creatorId: creatorOf(request).id }, request.params.id);
-        return { id: request.params.id, deleted: true as const };
-      },
-    );
     app.get(
       '/creators/me/webhooks/:id/deliveries',
       creatorRoute({
@@ -157,6 +158,19 @@ export function webhookRoutes(ctx: AppContext) {
           ctx,
           await deliveriesOf(ctx, { creatorId: creatorOf(request).id }, request.params.id),
         ),
+    );
+    app.delete(
+      '/creators/me/webhooks/:id',
+      creatorRoute({
+        guard,
+        summary: "Delete one of the creator's webhook subscriptions and its delivery log",
+        params: SubscriptionIdParams,
+        response: { 200: DeletedSchema, ...keyErrors('not_found') },
+      }),
+      async (request) => {
+        await unsubscribe(ctx, { creatorId: creatorOf(request).id }, request.params.id);
+        return { id: request.params.id, deleted: true as const };
+      },
     );
   };
 }

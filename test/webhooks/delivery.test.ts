@@ -3,19 +3,43 @@ import path from 'node:path';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { advisoryRecheckJob, syncAdvisoriesNow } from '../../src/releases/advisory-jobs.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
 import type { HostLookup } from '../../src/webhooks/addresses.js';
 import { announceWebhookEvents, enqueueWebhookEvent } from '../../src/webhooks/events.js';
 import { webhookDeliveryJob, webhookFanOutJob } from '../../src/webhooks/jobs.js';
-import { bearer, registerCreator } from '../identity/support.js';
+import { bearer, newWallet, registerCreator } from '../identity/support.js';
 import { createHostedListing, type SshKey, sshKeygen } from '../listings/support.js';
-import { createPaymentsApp, fundedWallet, walletSignatureHeader } from '../purchases/support.js';
+import { buy, createPaymentsApp, fundedWallet, walletSignatureHeader } from '../purchases/support.js';
 import { commitFile, eventually, testInspector, workRepo } from '../releases/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { BACKENDS } from '../support/db.js';
+import { addFixtureReleases, publishedListingFixture } from '../support/listings.js';
+import { OsvMirror, osvFixture } from '../support/osv-mirror.js';
 import { freePort } from '../support/process.js';
 import { type Receiver, startReceiver } from './support.js';
+
+const MINIMIST_CRITICAL = osvFixture('GHSA-xvch-5gv4-984h');
+/** A release resolving minimist 1.2.5, which GHSA-xvch-5gv4-984h (CRITICAL) affects. */
+const LOCKED_FILES = {
+  'README.md': '# argv tools\n\nParses arguments.\n',
+  'package.json': JSON.stringify({
+    name: 'argv-tools',
+    version: '1.0.0',
+    dependencies: { minimist: '^1.2.0' },
+  }),
+  'package-lock.json': JSON.stringify({
+    name: 'argv-tools',
+    version: '1.0.0',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'argv-tools', version: '1.0.0', dependencies: { minimist: '^1.2.0' } },
+      'node_modules/minimist': { version: '1.2.5' },
+    },
+  }),
+};
 
 let key: SshKey;
 beforeAll(async () => {
@@ -230,6 +254,67 @@ describe.each(BACKENDS)('signed webhooks on %s', (backend) => {
     });
     expect(holderLog.statusCode).toBe(200);
     expect(holderLog.json().deliveries).toMatchObject([{ type: 'release.published', state: 'delivered' }]);
+    // Three cuts and a purchase on a devnet chain: about 20 s alone, more on a busy machine.
+  }, 120_000);
+
+  it('a holder hears release.advisory when an advisory import affects the version it holds, with the fixed version', {
+    timeout: 120_000,
+  }, async () => {
+    const mirror = await OsvMirror.start();
+    try {
+      const app = await createPaymentsApp({
+        backend,
+        env: { OSV_URL: mirror.url, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
+        jobs: [advisoryRecheckJob, webhookFanOutJob, webhookDeliveryJob],
+      });
+      t = app;
+      const f = await publishedListingFixture(app, { releases: [{ version: '1.0.0', files: LOCKED_FILES }] });
+      const holder = await fundedWallet(app, 10_000_000n);
+      expect((await buy(app, f, holder)).statusCode).toBe(200);
+      // A later release drops the affected dependency: the one to move to.
+      await addFixtureReleases(app, f, [
+        { version: '1.1.0', files: { 'README.md': '# argv tools\n\nNo deps.\n' } },
+      ]);
+      // Another wallet that holds nothing of it hears nothing, even subscribed to every listing it holds.
+      const bystander = newWallet();
+      const hooks = await receiver();
+      const others = await receiver();
+      for (const [wallet, hook, listing] of [
+        [holder, hooks, `${f.owner}/${f.slug}`],
+        [bystander, others, undefined],
+      ] as const) {
+        const res = await app.app.inject({
+          method: 'POST',
+          url: '/api/webhooks',
+          headers: { 'x-wallet-signature': await walletSignatureHeader(app, wallet) },
+          payload: { url: hook.url, events: ['release.advisory'], ...(listing ? { listing } : {}) },
+        });
+        expect(res.statusCode, res.body).toBe(201);
+        hook.secret = res.json().secret;
+      }
+
+      await mirror.publish('npm', [MINIMIST_CRITICAL]);
+      await syncAdvisoriesNow(app.ctx);
+      const [advisory] = await eventually(async () => {
+        const events = hooks.events('release.advisory');
+        return events.length > 0 ? events : undefined;
+      });
+      expect(advisory!.data).toMatchObject({
+        listing: { id: f.listingId, owner: f.owner, slug: f.slug },
+        version: '1.0.0',
+        advisory_ids: ['GHSA-xvch-5gv4-984h'],
+        fixed_version: '1.1.0',
+        resource_url: `${app.config.baseUrl}/api/r/${f.owner}/${f.slug}`,
+      });
+      expect((advisory!.data.findings as unknown[]).length).toBeGreaterThan(0);
+      // A second sync of the same data announces nothing again.
+      await syncAdvisoriesNow(app.ctx);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(hooks.events('release.advisory')).toHaveLength(1);
+      expect(others.received).toHaveLength(0);
+    } finally {
+      await mirror.close();
+    }
   });
 
   it('retries a failing receiver with the configured back-off, then disables the subscription and says why', async () => {
