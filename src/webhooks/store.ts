@@ -21,7 +21,9 @@ export function pendingEvents(db: Db, limit: number): Promise<EventRow[]> {
 }
 
 /** Subscriptions that may hear an event: enabled, of its audience, asking for its type. */
-export function candidateSubscriptions(db: Db, event: EventRow): Promise<SubscriptionRow[]> {
+export async function candidateSubscriptions(db: Db, event: EventRow): Promise<SubscriptionRow[]> {
+  // A creator event names its creator; one that does not reaches no one.
+  if (event.audience === 'creator' && !event.creatorId) return [];
   const wants = sql`${webhookSubscriptions.events} @> ${JSON.stringify([event.type])}::jsonb`;
   const audience =
     event.audience === 'creator'
