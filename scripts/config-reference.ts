@@ -104,6 +104,12 @@ export const SECTIONS: Section[] = [
     variables: ['SANCTIONS_FILE', 'COUNTRY_HEADER', 'BLOCKED_COUNTRIES', 'SMTP_URL', 'MAIL_FROM'],
   },
   {
+    title: 'Webhooks',
+    intro:
+      'Signed webhooks to holders and creators: their retries, and the development switch that lets them reach this machine ([WEBHOOKS.md](WEBHOOKS.md)).',
+    variables: ['WEBHOOK_RETRY_DELAYS_SECONDS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES'],
+  },
+  {
     title: 'Payments',
     intro:
       'x402 buying, on the embedded devnet chain by default and on Base in mainnet mode ([PAYMENTS.md](PAYMENTS.md)).',

@@ -40,6 +40,7 @@ import { creatorDocumentRoutes, listingDocumentRoutes, siteRoutes } from './publ
 import { buyerRoutes } from './purchases/routes.js';
 import { listingReleases } from './releases/listing-releases.js';
 import { releaseRoutes } from './releases/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 /** Health keeps SPEC's meaning while paused; readiness says the pause itself. */
 const ANSWERED_WHILE_PAUSED: ReadonlySet<string> = new Set(['/api/health', READY_PATH, METRICS_PATH]);
@@ -180,6 +181,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(buyerRoutes(ctx), { prefix: '/api' });
   await app.register(earningsRoutes(ctx), { prefix: '/api' });
   await app.register(moderationRoutes(ctx), { prefix: '/api' });
+  await app.register(webhookRoutes(ctx), { prefix: '/api' });
   if (ctx.config.payments.mode === 'devnet') await app.register(devnetRoutes(ctx), { prefix: '/api' });
   registerMcpRoutes(app, ctx);
   await app.register(listingDocumentRoutes, { ctx });

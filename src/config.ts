@@ -194,6 +194,22 @@ export const EnvSchema = z.object({
     .min(3)
     .optional()
     .meta({ description: 'Sender of those messages', unset: '`repo402 <no-reply@<BASE_URL host>>`' }),
+  // Signed webhooks (docs/WEBHOOKS.md).
+  WEBHOOK_RETRY_DELAYS_SECONDS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'expected comma-separated whole seconds, e.g. 30,120,600')
+    .default('30,300,1800,7200,21600')
+    .meta({
+      description:
+        'Seconds to wait before each retry of a failed webhook delivery; when the last retry fails too, the subscription is disabled with the reason',
+    }),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).meta({
+    description: 'How long a webhook receiver may take to answer before the attempt counts as failed',
+  }),
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: bool.default(false).meta({
+    description:
+      'Development only: let webhooks reach loopback, private and link-local addresses (a receiver on this machine). Never in production: it lets a subscriber make the server call its own network',
+  }),
   // Payments (docs/PAYMENTS.md).
   PAYMENTS_MODE: z.enum(['devnet', 'testnet', 'mainnet']).default('devnet').meta({
     description:
@@ -444,6 +460,8 @@ export interface Config {
   compliance: ComplianceConfig;
   /** Outgoing mail (outbox); without `smtpUrl` messages are logged and kept in the database. */
   mail: { smtpUrl?: string; from: string };
+  /** Signed webhooks: the retry schedule, the receiver's time, and whether private addresses are allowed (development). */
+  webhooks: { retryDelaysSeconds: number[]; timeoutMs: number; allowPrivateAddresses: boolean };
   payments: PaymentsConfig;
   /** Hosted git over SSH: the host in remotes, the interface to listen on, and connection limits. */
   ssh: SshConfig;
@@ -717,6 +735,11 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     mail: {
       smtpUrl: e.SMTP_URL,
       from: e.MAIL_FROM ?? `repo402 <no-reply@${new URL(e.BASE_URL ?? 'http://localhost').hostname}>`,
+    },
+    webhooks: {
+      retryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS_SECONDS.split(',').map(Number),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      allowPrivateAddresses: e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES,
     },
     payments: {
       mode: e.PAYMENTS_MODE,

@@ -16,6 +16,8 @@ import type { PauseSwitch } from './platform/limits/pause.js';
 import type { Metrics } from './platform/metrics/metrics.js';
 import type { Readiness } from './platform/readiness.js';
 import type { ReleaseInspector } from './releases/inspection/inspector.js';
+import type { HostLookup } from './webhooks/addresses.js';
+import type { WebhookAudience } from './webhooks/audience.js';
 import type { PaymentRail } from './x402/rail.js';
 
 /**
@@ -57,6 +59,13 @@ export interface AppDeps {
   metrics: Metrics;
   /** Whether this process can do its work now: every dependency it uses, and the pause. */
   readiness(): Promise<Readiness>;
+  /** Listings and holdings as the webhooks see them (built from listings and purchases in src/runtime.ts). */
+  webhookAudience: WebhookAudience;
+  /**
+   * The resolver webhook requests use (subscription checks and every delivery); the system's when
+   * absent. Tests hand a stand-in: they never resolve a real name.
+   */
+  webhookLookup?: HostLookup;
 }
 
 export interface AppContext extends AppDeps {

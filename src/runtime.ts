@@ -11,6 +11,8 @@ import { migrate } from './db/migrate.js';
 import { localRepositories, remoteRepositories } from './git/repositories.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
+import { findPublicListing } from './listings/public-listings.js';
+import { listingById } from './listings/service.js';
 import { openBlobStore } from './platform/blobs/config.js';
 import { Caches } from './platform/cache/caches.js';
 import { ListingEvents } from './platform/cache/listing-events.js';
@@ -24,8 +26,10 @@ import { createLogger } from './platform/logger.js';
 import { Metrics } from './platform/metrics/metrics.js';
 import { readiness } from './platform/readiness.js';
 import { loadOrCreateSecretFile } from './platform/secret-file.js';
+import { holdingOf, isEntitled } from './purchases/holdings.js';
 import { observeSettlementBacklog } from './purchases/metrics.js';
 import { releaseInspector } from './releases/inspection/inspect.js';
+import type { WebhookAudience } from './webhooks/audience.js';
 import { countingFailures } from './x402/facilitator-client.js';
 import type { PaymentRail } from './x402/rail.js';
 
@@ -136,6 +140,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
       inspectRelease: releaseInspector({ config, database, clock }),
+      webhookAudience: webhookAudience(database),
       metrics,
       // A burst of probes (load balancer, supervisor, the metrics listener) asks the facilitator,
       // the chain and the bucket once, not once per probe.
@@ -186,6 +191,25 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await close();
     throw error;
   }
+}
+
+/** What webhooks/ may know of listings and holdings, from the domains above it. */
+function webhookAudience(database: Database): WebhookAudience {
+  return {
+    async findListing(owner, slug) {
+      const listing = await findPublicListing(database.db, owner, slug);
+      return listing ? { id: listing.id, owner: listing.owner, slug: listing.slug } : undefined;
+    },
+    async listingName(listingId) {
+      const listing = await listingById(database.db, listingId);
+      return listing ? { owner: listing.owner, slug: listing.slug } : undefined;
+    },
+    async holds(wallet, listingId, version) {
+      const holding = await holdingOf(database, wallet, listingId);
+      if (version !== undefined) return isEntitled(holding, version);
+      return holding.versions.length > 0 || holding.allVersionsFrom !== undefined;
+    },
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import { formatUsd } from '../platform/money/usd.js';
 import type { PaymentNetwork } from '../platform/networks.js';
 import { offerFor } from '../purchases/pricing.js';
 import { recentReleases } from '../releases/service.js';
-import type { AdvisoryFlagBody, ReleaseBody } from '../releases/views.js';
+import { type AdvisoryFlagBody, type ReleaseBody, releaseFeedUrl } from '../releases/views.js';
 import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { registerListingDocument } from './listing-document.js';
@@ -126,12 +126,14 @@ export function manifestPage(
   const notSold = retired || suspended;
   const name = `${listing.owner}/${listing.slug}`;
   const attestation = attestationUrl(baseUrl, listing.owner, listing.slug, release.version);
+  const feedUrl = releaseFeedUrl(baseUrl, listing.owner, listing.slug);
   return renderPage({
     title: name,
     description: listing.description.slice(0, 300),
     path: `/${name}`,
     baseUrl,
     scripts: checkout.script ? [checkout.script] : [],
+    alternates: [{ href: feedUrl, type: 'application/atom+xml', title: `${name} releases (Atom)` }],
     children: (
       <article class="manifest">
         <p class="muted">
@@ -420,7 +422,11 @@ export function manifestPage(
             </table>
           </TableScroll>
           <p>
-            <a href={urls.releases}>The full release log</a> (JSON), failing releases included.
+            <a href={urls.releases}>The full release log</a> (JSON), failing releases included, and the{' '}
+            <a href={feedUrl} type="application/atom+xml">
+              release feed
+            </a>{' '}
+            (Atom) for a feed reader.
           </p>
         </section>
       </article>

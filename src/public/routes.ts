@@ -17,6 +17,7 @@ import { registerLabelRoute } from './label.js';
 import { registerLibraryPage } from './library-page.js';
 import { registerManifestPage } from './manifest-page.js';
 import { registerOpenApiRoute } from './openapi.js';
+import { registerReleaseFeed } from './release-feed.js';
 import { registerSiteAssets } from './site-assets.js';
 import { registerSkillRoutes } from './skill.js';
 import { registerSnippetRoute } from './snippet.js';
@@ -47,10 +48,11 @@ export const siteRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
   registerLibraryPage(app, ctx);
 };
 
-/** What anyone may read about a listing, each under the `public` rate limit: manifest, page, snippet, x402 discovery. */
+/** What anyone may read about a listing, each under the `public` rate limit: manifest, page, release feed, snippet, x402 discovery. */
 export const listingDocumentRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   registerLabelRoute(app, ctx);
   registerManifestPage(app, ctx);
+  registerReleaseFeed(app, ctx);
   registerSnippetRoute(app, ctx);
   registerX402DiscoveryRoute(app, ctx);
 };

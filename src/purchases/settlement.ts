@@ -1,12 +1,14 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { isHash } from 'viem';
 import type { AppContext } from '../context.js';
+import { listingById } from '../listings/service.js';
 import { cacheSlot } from '../platform/cache/caches.js';
 import { AppError } from '../platform/errors.js';
 import { logEvent } from '../platform/events.js';
 import { secondsSince } from '../platform/metrics/metrics.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
 import type { PaymentNetwork } from '../platform/networks.js';
+import { announceWebhookEvents, enqueueWebhookEvent } from '../webhooks/events.js';
 import { type AuthorizationState, readAuthorization } from '../x402/authorization-state.js';
 import type { PaymentRail } from '../x402/rail.js';
 import {
@@ -113,6 +115,10 @@ export async function recordSettlement(
     transaction,
     duplicate: recorded.duplicate,
   });
+  // The purchase stands whatever happens to its announcement; a failure here is only logged.
+  await announceSale(ctx, payment, recorded.purchase, fee, recorded.duplicate).catch((error: unknown) =>
+    ctx.log.error({ err: error, purchaseId: recorded.purchase.id }, 'sale webhook event not recorded'),
+  );
   if (recorded.duplicate) {
     ctx.log.error(
       { paymentId: payment.id, listingId: payment.listingId, version: payment.version, transaction },
@@ -120,6 +126,49 @@ export async function recordSettlement(
     );
   }
   return recorded.purchase;
+}
+
+/**
+ * The creator's `sale` webhook (docs/WEBHOOKS.md). The settlement is one statement on the hot
+ * path, so the event is written right after it rather than inside it (D-173): keyed by the
+ * purchase, so a repeat records nothing twice.
+ */
+async function announceSale(
+  ctx: AppContext,
+  payment: PaymentRow,
+  purchase: PurchaseRow,
+  fee: bigint,
+  duplicate: boolean,
+): Promise<void> {
+  const listing = await listingById(ctx.database.db, payment.listingId);
+  if (!listing) return;
+  const net = payment.amountMicro - fee;
+  await enqueueWebhookEvent(
+    ctx.database.db,
+    {
+      type: 'sale',
+      creatorId: listing.creatorId,
+      listingId: listing.id,
+      data: {
+        listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
+        purchase_id: purchase.id,
+        version: purchase.version,
+        kind: purchase.kind,
+        from_version: purchase.fromVersion,
+        buyer: purchase.wallet,
+        amount_micro: formatMicroUsdc(payment.amountMicro),
+        fee_micro: formatMicroUsdc(fee),
+        net_micro: formatMicroUsdc(net > 0n ? net : 0n),
+        transaction: purchase.transaction,
+        source: purchase.source,
+        duplicate,
+        at: purchase.createdAt.toISOString(),
+      },
+      dedupeKey: `sale:${purchase.id}`,
+    },
+    ctx.clock.now(),
+  );
+  await announceWebhookEvents(ctx);
 }
 
 /** What the chain shows for `payment`; undefined (logged) when it cannot be read. */

@@ -1,10 +1,17 @@
 import type { Dependency } from '../analysis/dependencies.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
+import { parseVersion } from '../platform/versions.js';
 import { checkDependencies } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import type { Finding } from '../scan/types.js';
-import { flaggedReleasesOf, passingReleasesWithDependencies, setAdvisoryFlag } from './store.js';
+import { announceWebhookEvents, enqueueWebhookEvent } from '../webhooks/events.js';
+import {
+  flaggedReleasesOf,
+  newestUnflaggedAbove,
+  passingReleasesWithDependencies,
+  setAdvisoryFlag,
+} from './store.js';
 import { type AdvisoryFlagBody, advisoryFlagBody } from './views.js';
 
 const BATCH = 200;
@@ -33,10 +40,11 @@ export interface RecheckResult {
  * terminal. Pages by release id, writes only what changed: running it twice changes nothing.
  */
 export async function recheckReleases(
-  ctx: Pick<AppContext, 'database' | 'clock' | 'listingEvents'>,
+  ctx: Pick<AppContext, 'database' | 'clock' | 'listingEvents' | 'config' | 'jobs' | 'log'>,
 ): Promise<RecheckResult> {
   const db = ctx.database.db;
   const result: RecheckResult = { checked: 0, flagged: 0, changed: 0 };
+  const newlyFlagged: NewlyFlagged[] = [];
   let after: string | null = null;
   for (;;) {
     const page = await passingReleasesWithDependencies(db, after, BATCH);
@@ -52,10 +60,60 @@ export async function recheckReleases(
       });
       result.changed++;
       ctx.listingEvents.announce(release.owner, release.slug);
+      const added = (flag?.advisory_ids ?? []).filter((id) => !before.includes(id));
+      if (flag && added.length > 0) newlyFlagged.push({ ...release, flag });
     }
-    if (page.length < BATCH) return result;
+    if (page.length < BATCH) break;
     after = page.at(-1)!.id;
   }
+  await announceAdvisories(ctx, newlyFlagged);
+  return result;
+}
+
+interface NewlyFlagged {
+  id: string;
+  listingId: string;
+  version: string;
+  owner: string;
+  slug: string;
+  flag: StoredFlag;
+}
+
+/**
+ * `release.advisory` to the holders of each newly flagged version, once every flag of this run is
+ * written, so the fixed version it names (the newest passing release above it without a flag) is
+ * one this run did not flag too. Keyed by release and advisories: a later run repeats nothing.
+ */
+async function announceAdvisories(
+  ctx: Pick<AppContext, 'database' | 'clock' | 'config' | 'jobs' | 'log'>,
+  flagged: NewlyFlagged[],
+): Promise<void> {
+  if (flagged.length === 0) return;
+  const db = ctx.database.db;
+  const baseUrl = ctx.config.baseUrl;
+  for (const release of flagged) {
+    const fixed = await newestUnflaggedAbove(db, release.listingId, parseVersion(release.version)!);
+    await enqueueWebhookEvent(
+      db,
+      {
+        type: 'release.advisory',
+        listingId: release.listingId,
+        version: release.version,
+        data: {
+          listing: { id: release.listingId, owner: release.owner, slug: release.slug },
+          version: release.version,
+          advisory_ids: release.flag.advisory_ids,
+          findings: release.flag.findings,
+          fixed_version: fixed ?? null,
+          release_log_url: `${baseUrl}/api/v/${release.owner}/${release.slug}/releases`,
+          resource_url: `${baseUrl}/api/r/${release.owner}/${release.slug}`,
+        },
+        dedupeKey: `release.advisory:${release.id}:${release.flag.advisory_ids.join(',')}`,
+      },
+      ctx.clock.now(),
+    );
+  }
+  await announceWebhookEvents(ctx);
 }
 
 async function flagFor(db: Db, dependencies: unknown): Promise<StoredFlag | null> {

@@ -19,7 +19,7 @@ import {
   SyncResponseSchema,
 } from './schemas.js';
 import { ownReleaseLog, publicReleaseLog, releaseAttestation } from './service.js';
-import { shownRelease } from './views.js';
+import { releaseFeedUrl, shownRelease } from './views.js';
 
 /**
  * Under `/api`: cutting a version of a creator's listing now, the creator's own release log of a
@@ -129,6 +129,11 @@ export function releaseRoutes(ctx: AppContext) {
       async (request, reply) => {
         const { owner, slug } = request.params;
         const { doc } = await publicReleaseLog(ctx, owner, slug, request.query.cursor);
+        // The same log as an Atom feed, for feed readers (RFC 8288 alternate).
+        reply.header(
+          'link',
+          `<${releaseFeedUrl(ctx.config.baseUrl, owner, slug)}>; rel="alternate"; type="application/atom+xml"`,
+        );
         return sendPrebuilt(request, reply, doc, 'public, max-age=30');
       },
     );

@@ -17,7 +17,7 @@ import {
   or,
   sql,
 } from 'drizzle-orm';
-import type { Db } from '../db/connect.js';
+import { type Db, selectRows } from '../db/connect.js';
 import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
 import type { Version } from '../platform/versions.js';
 
@@ -130,9 +130,12 @@ export async function insertRelease(db: Db, row: typeof releases.$inferInsert): 
  * Records that the listing's release on sale (its newest passing release, while it is published)
  * went on sale at `at`, at the listing's prices now, unless it was on sale before: run where a
  * release can become the one on sale (publishing, a passing verdict), in that change's transaction.
+ * Returns the version that went on sale now, if one did.
  */
-export async function markOnSale(db: Db, listingId: string, at: Date): Promise<void> {
-  await db.execute(sql`
+export async function markOnSale(db: Db, listingId: string, at: Date): Promise<string | undefined> {
+  const rows = await selectRows<{ version: string }>(
+    db,
+    sql`
     update ${releases} set on_sale_at = ${at}, on_sale_price_micro = l.price_micro,
       on_sale_update_price_micro = l.update_price_micro
     from ${listings} l
@@ -140,7 +143,10 @@ export async function markOnSale(db: Db, listingId: string, at: Date): Promise<v
       and ${releases.onSaleAt} is null
       and ${releases.id} = (select newest.id from ${releases} newest
         where newest.listing_id = l.id and newest.verdict = 'pass' and newest.yanked_at is null
-        order by newest.major desc, newest.minor desc, newest.patch desc limit 1)`);
+        order by newest.major desc, newest.minor desc, newest.patch desc limit 1)
+    returning ${releases.version}`,
+  );
+  return rows[0]?.version;
 }
 
 /** Records the inspection once: only a `pending` release takes a verdict. */
@@ -427,6 +433,8 @@ export async function passingReleasesWithDependencies(db: Db, afterId: string | 
   return db
     .select({
       id: releases.id,
+      listingId: releases.listingId,
+      version: releases.version,
       owner: listings.owner,
       slug: listings.slug,
       dependencies: sql<unknown>`${dependencies}`,
@@ -443,6 +451,28 @@ export async function passingReleasesWithDependencies(db: Db, afterId: string | 
     )
     .orderBy(releases.id)
     .limit(limit);
+}
+
+/** The newest passing release above `version` that carries no advisory flag: what a flagged holder moves to. */
+export async function newestUnflaggedAbove(
+  db: Db,
+  listingId: string,
+  version: Version,
+): Promise<string | undefined> {
+  const [row] = await db
+    .select({ version: releases.version })
+    .from(releases)
+    .where(
+      and(
+        eq(releases.listingId, listingId),
+        eq(releases.verdict, 'pass'),
+        isNull(releases.advisoryFlag),
+        sql`(${releases.major}, ${releases.minor}, ${releases.patch}) > (${version.major}, ${version.minor}, ${version.patch})`,
+      ),
+    )
+    .orderBy(desc(releases.major), desc(releases.minor), desc(releases.patch))
+    .limit(1);
+  return row?.version;
 }
 
 export async function setAdvisoryFlag(

@@ -30,6 +30,11 @@ export interface ReleaseLinks {
   slug: string;
 }
 
+/** The release log as an Atom feed (served by public/release-feed.tsx). */
+export function releaseFeedUrl(baseUrl: string, owner: string, slug: string): string {
+  return `${baseUrl}/${owner}/${slug}/releases.atom`;
+}
+
 /** A listing's prices in force now: what every Release object's `price_micro` and `update_price_micro` say. */
 export interface PricesInForce {
   priceMicro: bigint | null;

@@ -17,13 +17,27 @@ const MAY_IMPORT: Record<string, string[]> = {
   analysis: ['git', 'platform', 'db'],
   scan: ['analysis', 'git', 'platform', 'db'],
   identity: ['platform', 'db'],
+  // Signed webhooks: events, subscriptions, deliveries. Below every domain that raises events;
+  // what it knows of listings and holdings comes through `WebhookAudience` in the context.
+  webhooks: ['identity', 'platform', 'db'],
   // `repo402 backup` and `restore`: the archive of DATA_DIR, its manifest, the repositories' copies.
   // After a restore it reconciles against the chain, through earnings.
   backup: ['earnings', 'purchases', 'x402', 'listings', 'identity', 'git', 'platform', 'db'],
   // Release attestations: statements, keys, DSSE envelopes, verification (the CLI's too).
   attestations: ['platform', 'db'],
   listings: ['identity', 'github', 'git', 'scan', 'analysis', 'platform', 'db'],
-  releases: ['attestations', 'listings', 'identity', 'github', 'git', 'analysis', 'scan', 'platform', 'db'],
+  releases: [
+    'webhooks',
+    'attestations',
+    'listings',
+    'identity',
+    'github',
+    'git',
+    'analysis',
+    'scan',
+    'platform',
+    'db',
+  ],
   // The local chain that stands in for Base: the EDR node, its facilitator, funding, its routes.
   devnet: ['platform', 'db'],
   // The x402 protocol and the rail under it: headers, the 402 body, quotes, the authorization's
@@ -31,7 +45,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   x402: ['devnet', 'releases', 'platform', 'db'],
   // The purchase: offers and prices, buying, settlement and its reconciliation, holdings, grants,
   // re-fetches, entitlements, version status.
-  purchases: ['x402', 'attestations', 'releases', 'listings', 'identity', 'platform', 'db'],
+  purchases: ['webhooks', 'x402', 'attestations', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The creator's money: ledger, sales, payouts and their sweeps.
   earnings: ['purchases', 'x402', 'listings', 'identity', 'platform', 'db'],
   public: [

@@ -31,6 +31,9 @@ export const IDS = {
   sweepSent: '00000000-0000-4000-8000-0000000000e1',
   sweepFailed: '00000000-0000-4000-8000-0000000000e2',
   sweepSending: '00000000-0000-4000-8000-0000000000e3',
+  hookCreator: '00000000-0000-4000-8000-0000000000f1',
+  hookHolder: '00000000-0000-4000-8000-0000000000f2',
+  hookEvent: '00000000-0000-4000-8000-0000000000f3',
 } as const;
 
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
@@ -469,6 +472,56 @@ export const ROWS: Record<string, Record<string, unknown>[]> = {
       creator_id: IDS.bob,
       listing_id: IDS.notes,
       data: { listing: 'bob/notes', version: '0.1.0', reason: 'a token in the zip' },
+    },
+  ],
+  webhook_subscriptions: [
+    {
+      id: IDS.hookCreator,
+      kind: 'creator',
+      creator_id: IDS.alice,
+      url: 'https://93.184.216.34/hooks',
+      events: ['release.cut', 'sale'],
+      sealed_secret: 'c2VhbGVk',
+      created_at: at(3),
+      consecutive_failures: 0,
+    },
+    {
+      id: IDS.hookHolder,
+      kind: 'holder',
+      wallet: buyers.x,
+      listing_id: IDS.tools,
+      url: 'https://93.184.216.34/holder',
+      events: ['release.published'],
+      sealed_secret: 'c2VhbGVk',
+      created_at: at(3),
+      consecutive_failures: 5,
+      disabled_at: at(4),
+      disabled_reason: 'Disabled: the release.published event failed on all 6 attempts',
+    },
+  ],
+  webhook_events: [
+    {
+      id: IDS.hookEvent,
+      type: 'sale',
+      audience: 'creator',
+      creator_id: IDS.alice,
+      listing_id: IDS.tools,
+      data: { version: '1.0.0', amount_micro: '2000000' },
+      dedupe_key: `sale:${IDS.purchaseSettled}`,
+      created_at: at(3),
+      fanned_out_at: at(3),
+    },
+  ],
+  webhook_deliveries: [
+    {
+      event_id: IDS.hookEvent,
+      subscription_id: IDS.hookCreator,
+      state: 'delivered',
+      attempts: 1,
+      last_attempt_at: at(3),
+      last_status: 204,
+      created_at: at(3),
+      delivered_at: at(3),
     },
   ],
 };

@@ -29,6 +29,15 @@ function largestBodies(listing: string): Record<string, unknown> {
     'POST /api/auth/sessions': { address: ADDRESS, ...signed },
     'POST /api/auth/wallet-sessions': { address: ADDRESS, ...signed },
     'POST /api/devnet/faucet': { address: ADDRESS },
+    'POST /api/webhooks': {
+      url: `https://${'h'.repeat(60)}.example/${'p'.repeat(1900)}`,
+      events: ['release.published', 'release.advisory', 'release.yanked'],
+      listing: `${'o'.repeat(64)}/${'s'.repeat(64)}`,
+    },
+    'POST /api/creators/me/webhooks': {
+      url: `https://${'h'.repeat(60)}.example/${'p'.repeat(1900)}`,
+      events: ['sale', 'release.cut', 'release.scan_failed', 'listing.suspended', 'report.received'],
+    },
     'POST /api/creators': {
       handle: 'h'.repeat(39),
       payout_address: ADDRESS,
@@ -117,7 +126,9 @@ describe.each(RATE_LIMIT_STORES)('request bodies ($store)', ({ env }) => {
   let bodies: Record<string, unknown>;
   const headers = (route: string, key: string) => ({
     'content-type': 'application/json',
-    ...(route.includes('/api/listings') || route === 'PATCH /api/creators/me' ? bearer(key) : {}),
+    ...(route.includes('/api/listings') || route === 'PATCH /api/creators/me' || route.includes('/webhooks')
+      ? bearer(key)
+      : {}),
     ...(route.endsWith('/api/mcp') ? { accept: 'application/json, text/event-stream' } : {}),
   });
   const send = (route: string, payload: string, remoteAddress = freshIp()) => {

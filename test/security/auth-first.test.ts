@@ -67,6 +67,10 @@ function invalidRequest(route: KeyRoute, headers: Record<string, string>) {
 
 const EXPECTED_KEY_ROUTES = [
   'DELETE /api/auth/sessions/current',
+  'POST /api/creators/me/webhooks',
+  'GET /api/creators/me/webhooks',
+  'DELETE /api/creators/me/webhooks/{id}',
+  'GET /api/creators/me/webhooks/{id}/deliveries',
   'GET /api/creators/me',
   'PATCH /api/creators/me',
   'POST /api/listings',

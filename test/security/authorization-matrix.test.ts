@@ -4,6 +4,8 @@ import { issueApiKey, SESSION_TTL_MS } from '../../src/identity/api-keys.js';
 import { CHALLENGE_TTL_MS } from '../../src/identity/challenges.js';
 import { CURRENT_SCOPES } from '../../src/identity/scopes.js';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
+import { sealSecret } from '../../src/webhooks/secrets.js';
+import { insertSubscription } from '../../src/webhooks/store.js';
 import {
   bearer,
   getChallenge,
@@ -71,6 +73,8 @@ interface WalletRow {
   payment?: true;
   /** What a good signature gets on the owner's published listing, so the refusals are refusals of the signature alone. */
   goodStatus: number;
+  /** The body sent with every call (routes that take one). */
+  payload?: Record<string, unknown>;
 }
 
 /** A route with no credential in a header: why the matrix has nothing to try on it. */
@@ -98,6 +102,7 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/openapi.json': { kind: 'open', reason: PUBLIC },
   'GET /api/label/{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /{owner}/{slug}': { kind: 'open', reason: PUBLIC },
+  'GET /{owner}/{slug}/releases.atom': { kind: 'open', reason: PUBLIC },
   'GET /api/snippet/{owner}/{slug}': { kind: 'open', reason: PUBLIC },
   'GET /api/v/{owner}/{slug}/releases': { kind: 'open', reason: PUBLIC },
   'GET /api/v/{owner}/{slug}/releases/{version}/attestation': {
@@ -213,6 +218,28 @@ const MATRIX: Record<string, MatrixRow> = {
   'GET /api/r/{owner}/{slug}/v/{version}': { kind: 'wallet', goodStatus: 403 },
   'GET /api/v/{owner}/{slug}': { kind: 'wallet', goodStatus: 200 },
   'GET /api/entitlements': { kind: 'wallet', goodStatus: 200 },
+  // A fresh wallet holds nothing: subscribing to the owner's listing is refused after the signature.
+  'POST /api/webhooks': {
+    kind: 'wallet',
+    goodStatus: 400,
+    payload: { url: 'http://127.0.0.1:9/hooks', events: ['release.published'] },
+  },
+  'GET /api/webhooks': { kind: 'wallet', goodStatus: 200 },
+  // `{id}` is the owner's listing id: no subscription of the caller's.
+  'DELETE /api/webhooks/{id}': { kind: 'wallet', goodStatus: 404 },
+  'GET /api/webhooks/{id}/deliveries': { kind: 'wallet', goodStatus: 404 },
+  'POST /api/creators/me/webhooks': {
+    kind: 'key',
+    // A public address written as one: no name is resolved in a test.
+    payload: { url: 'https://93.184.216.34/receive', events: ['sale'] },
+    foreignId: { none: 'subscribes the caller’s own account' },
+  },
+  'GET /api/creators/me/webhooks': {
+    kind: 'key',
+    foreignId: { none: 'lists the caller’s own subscriptions' },
+  },
+  'DELETE /api/creators/me/webhooks/{id}': { kind: 'key', foreignId: 'path' },
+  'GET /api/creators/me/webhooks/{id}/deliveries': { kind: 'key', foreignId: 'path' },
 };
 
 describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
@@ -235,6 +262,17 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
     other = await registerCreator(t);
     listing = await publishedListingFixture(t, { creator: owner, slug: 'matrix-kit' });
     await publishedListingFixture(t, { creator: other, slug: 'other-kit' });
+    // The owner's webhook subscription, under the listing's id, so `{id}` names the owner's own
+    // subscription on the webhook routes as it names its listing elsewhere.
+    await insertSubscription(t.ctx.database.db, {
+      id: listing.listingId,
+      kind: 'creator',
+      creatorId: owner.id,
+      url: 'https://93.184.216.34/hooks',
+      events: ['sale'],
+      sealedSecret: sealSecret(t.ctx.appSecret, listing.listingId, 'whsec_AAAA'),
+      createdAt: t.clock.now(),
+    });
 
     // The owner rotates: the key registration gave is revoked.
     rotatedKey = owner.apiKey;
@@ -449,9 +487,19 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
   describe('wallet routes', () => {
     const walletRoutes = () => routes.filter((route) => MATRIX[route.name]!.kind === 'wallet');
     const url = (route: OpenApiRoute) =>
-      fillPath(route.path, { owner: listing.owner, slug: listing.slug, version: '1.0.0' });
+      fillPath(route.path, {
+        owner: listing.owner,
+        slug: listing.slug,
+        version: '1.0.0',
+        id: listing.listingId,
+      });
     const call = (route: OpenApiRoute, header: string) =>
-      t.app.inject({ url: url(route), headers: { 'x-wallet-signature': header } });
+      t.app.inject({
+        method: route.method as 'GET',
+        url: url(route),
+        headers: { 'x-wallet-signature': header },
+        payload: (MATRIX[route.name] as WalletRow).payload,
+      });
 
     /**
      * One wrong signature per route: 401 invalid_signature, no owner data, no change but one new,
@@ -459,7 +507,7 @@ describe.each(BACKENDS)('the authorization matrix on %s', (backend) => {
      */
     async function expectRefused(name: string, header: (route: OpenApiRoute) => Promise<string>) {
       const found = walletRoutes();
-      expect(found.length).toBe(4);
+      expect(found.length).toBe(8);
       const challenges = () =>
         t.database.query<{ nonce: string; address: string; purpose: string; used_at: unknown }>(
           'select nonce, address, purpose, used_at from challenges',

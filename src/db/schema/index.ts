@@ -6,3 +6,4 @@ export * from './moderation.js';
 export * from './payments.js';
 export * from './platform.js';
 export * from './scan.js';
+export * from './webhooks.js';

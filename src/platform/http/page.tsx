@@ -15,6 +15,8 @@ export interface PageOptions {
   baseUrl: string;
   /** Module scripts of this origin the page loads (a page without them is complete without script). */
   scripts?: string[];
+  /** Other representations of the page (`<link rel="alternate">`), such as a listing's release feed. */
+  alternates?: Array<{ href: string; type: string; title: string }>;
   children: ComponentChildren;
 }
 
@@ -53,6 +55,7 @@ export function renderPage({
   path,
   baseUrl,
   scripts = [],
+  alternates = [],
   children,
 }: PageOptions): string {
   const html = renderToString(
@@ -64,6 +67,9 @@ export function renderPage({
         {description ? <meta name="description" content={description} /> : null}
         {path === undefined ? null : <link rel="canonical" href={`${baseUrl}${path}`} />}
         <link rel="api-catalog" href="/.well-known/api-catalog" />
+        {alternates.map((alternate) => (
+          <link rel="alternate" type={alternate.type} href={alternate.href} title={alternate.title} />
+        ))}
         <link rel="icon" href={FAVICON_SVG_PATH} type="image/svg+xml" />
         <link rel="stylesheet" href={STYLESHEET_PATH} />
         {scripts.map((src) => (

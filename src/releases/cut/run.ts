@@ -10,6 +10,7 @@ import type { AppError } from '../../platform/errors.js';
 import { logEvent } from '../../platform/events.js';
 import { compareVersions, parseVersion } from '../../platform/versions.js';
 import { SCANNER_VERSION } from '../../scan/report.js';
+import { announceWebhookEvents } from '../../webhooks/events.js';
 import { hostingMeta } from '../hosting.js';
 import {
   findCut,
@@ -25,6 +26,7 @@ import {
   storedArtifact,
 } from '../store.js';
 import { recordReleaseTree } from '../tree-store.js';
+import { enqueueVerdictEvents } from '../webhook-events.js';
 import { buildArtifact } from './artifact.js';
 import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
@@ -111,6 +113,8 @@ export async function runCut(
 /** Counts and logs a cut that ended: with the verdict it recorded, or `error` when it failed for good. */
 function cutFinished(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, verdict: string): void {
   const seconds = Math.max(0, (ctx.clock.now().getTime() - cut.requestedAt.getTime()) / 1000);
+  // The verdict's webhook events were recorded with it; fan them out now.
+  if (verdict !== 'error') void announceWebhookEvents(ctx);
   ctx.metrics.cuts.inc({ verdict });
   ctx.metrics.cutDuration.observe({ verdict }, seconds);
   logEvent(ctx.log, 'release.cut', {
@@ -209,6 +213,9 @@ async function refuse(
       sizeBytes: null,
     });
     await finishCut(tx, cut.id, 'refused', ctx.clock.now(), `${refusal.code}: ${refusal.message}`);
+    if (inserted) {
+      await enqueueVerdictEvents(tx, ctx.config.baseUrl, listing, inserted, 'fail', false, ctx.clock.now());
+    }
     return inserted;
   });
   return release!;
@@ -227,7 +234,17 @@ async function recordVerdict(
   const recorded = await recordAttested(ctx, listing, gitDir, release.commitSha, changes, async (tx) => {
     if (!(await recordInspection(tx, release.id, changes))) return undefined;
     // A passing release of a published listing may be the new one on sale.
-    if (changes.verdict === 'pass') await markOnSale(tx, listing.id, ctx.clock.now());
+    const onSale = changes.verdict === 'pass' ? await markOnSale(tx, listing.id, ctx.clock.now()) : undefined;
+    const recorded = { ...release, ...changes };
+    await enqueueVerdictEvents(
+      tx,
+      ctx.config.baseUrl,
+      listing,
+      recorded,
+      changes.verdict,
+      onSale === release.version,
+      ctx.clock.now(),
+    );
     return release;
   });
   return recorded !== undefined;

@@ -8,6 +8,7 @@ import { checksummed, plural, utc, when } from '../format.js';
 import { session, startSession } from '../session.js';
 import { useLoad } from '../use-load.js';
 import { type Address, connectWallet, signChallenge } from '../wallet.js';
+import { WebhooksSection } from './webhooks.js';
 
 interface Creator {
   handle: string;
@@ -65,6 +66,7 @@ export function AccountPage() {
       <AbuseContactChange creator={creator} done={me.reload} />
       <PayoutChange creator={creator} done={me.reload} />
       <KeyRotation creator={creator} />
+      <WebhooksSection />
     </section>
   );
 }
