@@ -7,6 +7,7 @@ import {
   type CreatorRow,
   findClaim,
   findCreatorById,
+  findCreatorRowByHandle,
   latestChangeInForce,
   listChanges,
   lockCreator,
@@ -121,6 +122,11 @@ export async function findCreatorByPayoutAddress(
   const view = await creatorView(db, creatorId, at);
   if (!view || view.payoutAddress.toLowerCase() !== address.toLowerCase()) return undefined;
   return { id: view.id, handle: view.handle, createdAt: view.createdAt };
+}
+
+export async function findCreatorByHandle(db: Db, handle: string): Promise<CreatorRef | undefined> {
+  const row = await findCreatorRowByHandle(db, handle);
+  return row && { id: row.id, handle: row.handle, createdAt: row.createdAt };
 }
 
 /** A payout address names at most one creator (docs/DECISIONS.md). */

@@ -10,13 +10,14 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectDatabase, fromPglite } from '../../src/db/connect.js';
 import { PGLITE_OPTIONS } from '../../src/db/pglite-memory.js';
-import { entitlements, payoutSweeps, purchases } from '../../src/db/schema/index.js';
+import { entitlements, ledgerEntries, payoutSweeps, purchases } from '../../src/db/schema/index.js';
 import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
 import { recoverFromChain } from '../../src/earnings/chain-recovery.js';
 import { sweepPayouts } from '../../src/earnings/payouts.js';
 import { creatorBalances } from '../../src/earnings/store.js';
-import { bearer, newWallet, walletSignatureHeader } from '../identity/support.js';
+import { resolveTransferOut, unresolvedTransfersOut } from '../../src/earnings/transfers-out.js';
+import { bearer, newWallet, signedChallenge, walletSignatureHeader } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
 import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
 import { adminQuery, BACKENDS, type TestDatabase } from '../support/db.js';
@@ -146,7 +147,8 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     const since = new Date(Number(backupBlock.timestamp) * 1000 - 60_000);
     const result = await recoverFromChain(restored.ctx, since);
     expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 1, not_sales: 1 });
-    expect(result.payouts).toEqual({ known: 0, recovered: 1, not_payouts: 0 });
+    expect(result.payouts).toEqual({ known: 0, recovered: 1, unresolved: 0 });
+    expect(result.open).toEqual({ transfers_out: 0, sales: 1 });
 
     // The later buyer holds the version and the purchase names the transaction the chain showed.
     const [purchase] = await db
@@ -187,7 +189,91 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     // Again: nothing new.
     const again = await recoverFromChain(restored.ctx, since);
     expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 1, not_sales: 1 });
-    expect(again.payouts).toEqual({ known: 1, recovered: 0, not_payouts: 0 });
+    expect(again.payouts).toEqual({ known: 1, recovered: 0, unresolved: 0 });
     expect(await db.select().from(purchases)).toHaveLength(2);
+  }, 120_000);
+
+  it('holds the sweep on a transfer out it cannot attribute (a payout address changed after the backup) until the operator resolves it, so nothing is paid twice', async () => {
+    t = await createPaymentsApp({ backend, env: mainnetEnv() });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const buyer = newWallet();
+    await base.fund(buyer.address, 2_000_000n);
+    expect((await buy(t, fixture, buyer)).statusCode).toBe(200);
+    const restore = await backUp(t);
+    const backupBlock = await t.rail.reader.getBlock({ blockTag: 'latest' });
+
+    // After the backup the creator moves its payout address; once in force, the sweep pays there.
+    const next = newWallet();
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/creators/me',
+      headers: bearer(fixture.creator.apiKey),
+      payload: {
+        payout_address: next.address,
+        step_up: await signedChallenge(t, fixture.creator.wallet, 'step_up', {
+          newPayoutAddress: next.address,
+        }),
+        address_proof: await signedChallenge(t, next, 'address_proof'),
+      },
+    });
+    expect(patch.statusCode, patch.body).toBe(200);
+    t.clock.advance(48 * 3600 * 1000 + 1000);
+    const [sweep] = await sweepPayouts(t.ctx);
+    expect(sweep).toMatchObject({
+      state: 'sent',
+      amountMicro: 2_000_000n,
+      address: next.address.toLowerCase(),
+    });
+    expect(await base.balanceOf(next.address)).toBe(2_000_000n);
+    await t.close();
+    t = undefined;
+
+    // The restored database knows neither the new address nor the sweep: 2.00 owed to the old one.
+    restored = await createPaymentsApp({ backend, env: mainnetEnv(), database: await restore() });
+    const db = restored.ctx.database.db;
+    const owed = async () => (await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro);
+    expect(await owed()).toEqual([2_000_000n]);
+    const since = new Date(Number(backupBlock.timestamp) * 1000 - 60_000);
+    const result = await recoverFromChain(restored.ctx, since);
+    expect(result.payouts).toEqual({ known: 0, recovered: 0, unresolved: 1 });
+    expect(result.open).toEqual({ transfers_out: 1, sales: 0 });
+    const [held] = await unresolvedTransfersOut(restored.ctx);
+    expect(held).toMatchObject({
+      transaction: sweep!.transaction,
+      toAddress: next.address.toLowerCase(),
+      amountMicro: 2_000_000n,
+      resolution: null,
+    });
+
+    // The sweep sends nothing while it is unresolved: the old address is not paid the 2.00 again.
+    const old = fixture.creator.wallet.address;
+    const oldBefore = await base.balanceOf(old);
+    expect(await sweepPayouts(restored.ctx)).toEqual([]);
+    expect(await base.balanceOf(old)).toBe(oldBefore);
+    expect(await db.select().from(payoutSweeps)).toEqual([]);
+    // Found again: still one row, still held.
+    expect((await recoverFromChain(restored.ctx, since)).payouts).toEqual({
+      known: 0,
+      recovered: 0,
+      unresolved: 1,
+    });
+
+    // The operator says it was this creator's payout: debited, the hold lifts, nothing is owed.
+    const resolved = await resolveTransferOut(restored.ctx, sweep!.transaction!, { creator: fixture.owner });
+    expect(resolved).toMatchObject({ resolution: 'payout', creatorId: fixture.creator.id });
+    expect(await owed()).toEqual([0n]);
+    expect(await db.select().from(ledgerEntries).where(eq(ledgerEntries.kind, 'sweep'))).toMatchObject([
+      { creatorId: fixture.creator.id, amountMicro: 2_000_000n },
+    ]);
+    expect(await sweepPayouts(restored.ctx)).toEqual([]);
+    expect(await base.balanceOf(old)).toBe(oldBefore);
+    await expect(
+      resolveTransferOut(restored.ctx, sweep!.transaction!, { notAPayout: 'again' }),
+    ).rejects.toThrow(/already resolved/);
+    expect((await recoverFromChain(restored.ctx, since)).payouts).toEqual({
+      known: 1,
+      recovered: 0,
+      unresolved: 0,
+    });
   }, 120_000);
 });
