@@ -15,6 +15,8 @@ import { MicroUsdc, parseMicroUsdc } from './platform/money/money.js';
 import { importAdvisoriesNow, syncAdvisoriesNow } from './releases/advisory-jobs.js';
 import { attestUnattestedReleases } from './releases/cut/attest.js';
 
+const TRANSACTION = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash (0x and 64 hex digits)');
+
 function operation<A, R>(
   args: z.ZodType<A>,
   run: (ctx: AppContext, args: A) => Promise<R>,
@@ -59,6 +61,35 @@ const commands = {
       return recoverFromChain(ctx, new Date(since));
     },
   ),
+  'payouts.resolve': operation(
+    z.union([
+      z.object({ transaction: TRANSACTION, creator: z.string().min(1) }),
+      z.object({ transaction: TRANSACTION, notAPayout: z.string().min(1).max(500) }),
+    ]),
+    async (ctx, { transaction, ...resolution }) => {
+      const { resolveTransferOut, transferOutView } = await import('./earnings/transfers-out.js');
+      return transferOutView(await resolveTransferOut(ctx, transaction, resolution));
+    },
+  ),
+  'sales.grant': operation(
+    z.object({
+      transaction: TRANSACTION,
+      owner: z.string().min(1),
+      slug: z.string().min(1),
+      version: z.string().min(1).optional(),
+    }),
+    async (ctx, { transaction, ...target }) => {
+      const { grantUnattributedSale } = await import('./purchases/chain-sales.js');
+      return grantUnattributedSale(ctx, transaction, target);
+    },
+  ),
+  'sales.refund': operation(
+    z.object({ transaction: TRANSACTION, note: z.string().min(1).max(500) }),
+    async (ctx, { transaction, note }) => {
+      const { refundUnattributedSale, unattributedSaleView } = await import('./purchases/chain-sales.js');
+      return unattributedSaleView(await refundUnattributedSale(ctx, transaction, note));
+    },
+  ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
   'attestations.backfill': operation(z.object({}), (ctx) => attestUnattestedReleases(ctx)),
   'pause.set': operation(z.object({ paused: z.boolean() }), async (ctx, { paused }) => {
@@ -97,6 +128,16 @@ export const operations = {
   ping: operation(z.object({}), async () => 'pong'),
   /** `repo402 ready`: this process's readiness, for a supervisor on the same machine. */
   ready: operation(z.object({}), (ctx) => ctx.readiness()),
+  /** `repo402 payouts unresolved`: the transfers out that hold the payout sweep. */
+  'payouts.unresolved': operation(z.object({}), async (ctx) => {
+    const { unresolvedTransfersOut, transferOutView } = await import('./earnings/transfers-out.js');
+    return (await unresolvedTransfersOut(ctx)).map(transferOutView);
+  }),
+  /** `repo402 sales unattributed`: the sales on chain no listing could be tied to. */
+  'sales.unattributed': operation(z.object({}), async (ctx) => {
+    const { openUnattributedSales, unattributedSaleView } = await import('./purchases/chain-sales.js');
+    return (await openUnattributedSales(ctx.database.db)).map(unattributedSaleView);
+  }),
   ...logged(commands),
 } satisfies Operations<AppContext>;
 

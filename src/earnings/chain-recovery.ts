@@ -3,12 +3,19 @@ import { findCreatorByPayoutAddress } from '../identity/creators.js';
 import { logEvent } from '../platform/events.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
 import { openUnattributedSales, recordChainSale } from '../purchases/chain-sales.js';
-import { blocksSince, type ChainPayout, transfersOf } from '../x402/chain-transfers.js';
+import {
+  blocksSince,
+  type ChainPayout,
+  transfersOf,
+  transferTransactionsOf,
+} from '../x402/chain-transfers.js';
 import { SWEEP_LOCK } from './payouts.js';
 import {
   advanceChainCheckpoint,
   insertRecoveredSweep,
   insertUnresolvedTransferOut,
+  knownTransactions,
+  newestChainKnowledge,
   openTransfersOut,
   sweepByTransaction,
   unresolvedTransferOut,
@@ -111,4 +118,43 @@ async function recordPayout(ctx: AppContext, payout: ChainPayout): Promise<keyof
     recovered_from_chain: true,
   });
   return 'recovered';
+}
+
+/** Transfers made just before what the database knows are read too: they cost a read, never a record. */
+export const CHAIN_MARGIN_MS = 60 * 60_000;
+
+/**
+ * The start-up check of a process that takes payments, for a database restored without
+ * `restored-from.json` (a `pg_restore`, a point-in-time recovery): reads which transactions moved
+ * the token to or from `payTo` since the newest time this database knows the chain at (its
+ * checkpoint, newest settled payment or payout; a database that knows none, its first creator),
+ * less an hour, and reconciles from there when the chain holds one the database lacks. Otherwise
+ * it moves the checkpoint to the newest block, so the next start reads only what came after.
+ * Skipped on the in-process devnet, whose chain is replayed from this very database.
+ */
+export async function reconcileIfChainAhead(ctx: AppContext): Promise<ChainRecovery | undefined> {
+  const rail = await ctx.rail();
+  if (rail.devnet) return undefined;
+  const db = ctx.database.db;
+  const known = await newestChainKnowledge(db);
+  const head = await rail.reader.getBlock({ blockTag: 'latest' });
+  const headAt = new Date(Number(head.timestamp) * 1000);
+  if (known) {
+    const since = new Date(known.getTime() - CHAIN_MARGIN_MS);
+    const blocks = await blocksSince(rail.reader, since);
+    const transactions = await transferTransactionsOf(rail.reader, rail.asset, rail.payTo, {
+      from: blocks.from,
+      to: head.number,
+    });
+    const lacking = (await knownTransactions(db, transactions)).size < transactions.length;
+    if (lacking) {
+      ctx.log.warn(
+        { since: since.toISOString(), transfers: transactions.length },
+        'the chain holds transfers to or from the platform address this database does not know (restored?): reconciling',
+      );
+      return recoverFromChain(ctx, since);
+    }
+  }
+  await advanceChainCheckpoint(db, head.number, headAt, ctx.clock.now());
+  return undefined;
 }

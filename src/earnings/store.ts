@@ -411,17 +411,18 @@ export async function knownTransactions(db: Db, transactions: string[]): Promise
 
 /**
  * The newest time this database knows the chain at: its checkpoint, its newest settled payment or
- * payout; undefined when it knows none of them.
+ * payout; failing those, its first creator (nothing can have been sold before); undefined when it
+ * has no creator either.
  */
 export async function newestChainKnowledge(db: Db): Promise<Date | undefined> {
   const [row] = await selectRows<{ at: Date | string | null }>(
     db,
-    sql`select greatest(
+    sql`select coalesce(greatest(
       (select max(${chainCheckpoint.at}) from ${chainCheckpoint}),
       (select max(${payments.settledAt}) from ${payments} where ${payments.state} = 'settled'),
       (select max(coalesce(${payoutSweeps.finishedAt}, ${payoutSweeps.createdAt})) from ${payoutSweeps}
         where ${payoutSweeps.transaction} is not null)
-    ) as at`,
+    ), (select min(created_at) from creators)) as at`,
   );
   return row?.at ? new Date(row.at) : undefined;
 }

@@ -68,3 +68,18 @@ export async function resolveTransferOut(
   });
   return resolved;
 }
+
+/** A transfer out as operator commands print it (JSON: amounts as decimal strings). */
+export function transferOutView(row: UnresolvedTransferOut) {
+  return {
+    transaction: row.transaction,
+    to: row.toAddress,
+    amount: formatMicroUsdc(row.amountMicro),
+    at: row.at.toISOString(),
+    found_at: row.foundAt.toISOString(),
+    resolution: row.resolution,
+    ...(row.creatorId ? { creator_id: row.creatorId, sweep_id: row.sweepId } : {}),
+    ...(row.reason ? { reason: row.reason } : {}),
+    ...(row.resolvedAt ? { resolved_at: row.resolvedAt.toISOString() } : {}),
+  };
+}

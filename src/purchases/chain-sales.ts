@@ -255,3 +255,19 @@ export async function refundUnattributedSale(
   logEvent(ctx.log, 'sale.resolved', { transaction: sale.transaction, resolution: 'refunded', note });
   return resolved;
 }
+
+/** An unattributed sale as operator commands print it (JSON: amounts as decimal strings). */
+export function unattributedSaleView(row: UnattributedSaleRow) {
+  return {
+    transaction: row.transaction,
+    payer: row.payer,
+    amount: formatMicroUsdc(row.amountMicro),
+    at: row.at.toISOString(),
+    reason: row.reason,
+    found_at: row.foundAt.toISOString(),
+    resolution: row.resolution,
+    ...(row.paymentId ? { payment_id: row.paymentId } : {}),
+    ...(row.note ? { note: row.note } : {}),
+    ...(row.resolvedAt ? { resolved_at: row.resolvedAt.toISOString() } : {}),
+  };
+}

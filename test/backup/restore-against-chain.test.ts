@@ -8,12 +8,19 @@ import { PGlite } from '@electric-sql/pglite';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { reconcileAtStart } from '../../src/backup/after-restore.js';
 import { connectDatabase, fromPglite } from '../../src/db/connect.js';
 import { PGLITE_OPTIONS } from '../../src/db/pglite-memory.js';
-import { entitlements, ledgerEntries, payoutSweeps, purchases } from '../../src/db/schema/index.js';
+import {
+  chainCheckpoint,
+  entitlements,
+  ledgerEntries,
+  payoutSweeps,
+  purchases,
+} from '../../src/db/schema/index.js';
 import type { DevnetChain } from '../../src/devnet/chain.js';
 import { devnetFacilitator } from '../../src/devnet/facilitator.js';
-import { recoverFromChain } from '../../src/earnings/chain-recovery.js';
+import { reconcileIfChainAhead, recoverFromChain } from '../../src/earnings/chain-recovery.js';
 import { sweepPayouts } from '../../src/earnings/payouts.js';
 import { creatorBalances } from '../../src/earnings/store.js';
 import { resolveTransferOut, unresolvedTransfersOut } from '../../src/earnings/transfers-out.js';
@@ -276,4 +283,59 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
       unresolved: 0,
     });
   }, 120_000);
+
+  it('at the start of a worker on a database restored without restored-from.json (pg_restore), finds the chain ahead and reconciles before any job', async () => {
+    t = await createPaymentsApp({ backend, env: mainnetEnv() });
+    const fixture = await publishListing(t, { priceMicro: 2_000_000n });
+    const early = newWallet();
+    await base.fund(early.address, 2_000_000n);
+    expect((await buy(t, fixture, early)).statusCode).toBe(200);
+    const restore = await backUp(t);
+    const late = newWallet();
+    await base.fund(late.address, 2_000_000n);
+    expect((await buy(t, fixture, late)).statusCode).toBe(200);
+    const [sweep] = await sweepPayouts(t.ctx);
+    expect(sweep).toMatchObject({ state: 'sent', amountMicro: 4_000_000n });
+    await t.close();
+    t = undefined;
+
+    // A process that runs jobs (no job here, so nothing else moves) starts on the restored database.
+    restored = await createPaymentsApp({ backend, env: mainnetEnv(), database: await restore(), jobs: [] });
+    const db = restored.ctx.database.db;
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, late.address.toLowerCase())),
+    ).toHaveLength(1);
+    expect((await creatorBalances(db, fixture.creator.id)).map((b) => b.balanceMicro)).toEqual([0n]);
+    expect(await db.select().from(payoutSweeps)).toMatchObject([{ transaction: sweep!.transaction }]);
+    expect(await sweepPayouts(restored.ctx)).toEqual([]);
+    const [checkpoint] = await db.select().from(chainCheckpoint);
+    expect(checkpoint!.block).toBe((await restored.rail.reader.getBlock({ blockTag: 'latest' })).number);
+
+    // The next start finds the chain in step: nothing to reconcile, the checkpoint moves on.
+    await base.fund(early.address, 1n);
+    expect(await reconcileIfChainAhead(restored.ctx)).toBeUndefined();
+    const [moved] = await db.select().from(chainCheckpoint);
+    expect(moved!.block).toBe((await restored.rail.reader.getBlock({ blockTag: 'latest' })).number);
+    // USDC sent to the platform by anyone is no sale, but the database does not know it: reconciled.
+    await base.fund(platform.address, 1_000_000n);
+    expect((await reconcileIfChainAhead(restored.ctx))?.sales).toEqual({
+      known: 2,
+      recovered: 0,
+      unattributed: 0,
+      not_sales: 1,
+    });
+
+    // A chain that cannot be read stops the start, as on a DATA_DIR restored by repo402 restore.
+    await standIn.rpc.close();
+    await expect(reconcileAtStart(restored.ctx)).rejects.toThrow(
+      /could not check the database against the chain at start/,
+    );
+  }, 120_000);
+
+  it('at the start of a new installation on a chain with no history, takes the chain as it is', async () => {
+    t = await createPaymentsApp({ backend, env: mainnetEnv(), jobs: [] });
+    const [checkpoint] = await t.ctx.database.db.select().from(chainCheckpoint);
+    expect(checkpoint!.block).toBe((await t.rail.reader.getBlock({ blockTag: 'latest' })).number);
+    expect(await reconcileIfChainAhead(t.ctx)).toBeUndefined();
+  }, 60_000);
 });
