@@ -24,6 +24,7 @@ import { reconcileIfChainAhead, recoverFromChain } from '../../src/earnings/chai
 import { sweepPayouts } from '../../src/earnings/payouts.js';
 import { creatorBalances } from '../../src/earnings/store.js';
 import { resolveTransferOut, unresolvedTransfersOut } from '../../src/earnings/transfers-out.js';
+import { operations } from '../../src/operations.js';
 import { bearer, newWallet, signedChallenge, walletSignatureHeader } from '../identity/support.js';
 import { buy, createPaymentsApp, type PaymentsTestApp, publishListing } from '../purchases/support.js';
 import { type BaseStandIn, startBaseStandIn } from '../support/chain.js';
@@ -138,6 +139,10 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     const unmatched = newWallet();
     await base.fund(unmatched.address, 3_500_000n);
     expect((await buy(t, other, unmatched)).statusCode).toBe(200);
+    const refunded = newWallet();
+    await base.fund(refunded.address, 3_500_000n);
+    const refundedBuy = await buy(t, other, refunded);
+    expect(refundedBuy.statusCode).toBe(200);
     await t.close();
     t = undefined;
 
@@ -153,9 +158,9 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     await base.fund(platform.address, 1_000_000n);
     const since = new Date(Number(backupBlock.timestamp) * 1000 - 60_000);
     const result = await recoverFromChain(restored.ctx, since);
-    expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 1, not_sales: 1 });
+    expect(result.sales).toEqual({ known: 1, recovered: 1, unattributed: 2, not_sales: 1 });
     expect(result.payouts).toEqual({ known: 0, recovered: 1, unresolved: 0 });
-    expect(result.open).toEqual({ transfers_out: 0, sales: 1 });
+    expect(result.open).toEqual({ transfers_out: 0, sales: 2 });
 
     // The later buyer holds the version and the purchase names the transaction the chain showed.
     const [purchase] = await db
@@ -195,9 +200,58 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
 
     // Again: nothing new.
     const again = await recoverFromChain(restored.ctx, since);
-    expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 1, not_sales: 1 });
+    expect(again.sales).toEqual({ known: 2, recovered: 0, unattributed: 2, not_sales: 1 });
     expect(again.payouts).toEqual({ known: 1, recovered: 0, unresolved: 0 });
     expect(await db.select().from(purchases)).toHaveLength(2);
+
+    // The operator sees both (repo402 sales unattributed), grants one and records the other's refund.
+    const run = <N extends keyof typeof operations>(name: N, args: unknown) =>
+      operations[name].run(restored!.ctx, operations[name].args.parse(args) as never);
+    const open = (await run('sales.unattributed', {})) as {
+      transaction: string;
+      payer: string;
+      amount: string;
+    }[];
+    expect(open.map(({ payer, amount }) => ({ payer, amount }))).toEqual([
+      { payer: unmatched.address.toLowerCase(), amount: '3.5' },
+      { payer: refunded.address.toLowerCase(), amount: '3.5' },
+    ]);
+    const [toGrant, toRefund] = open as [(typeof open)[number], (typeof open)[number]];
+    await expect(
+      run('sales.grant', { transaction: toGrant.transaction, owner: other.owner, slug: 'no-such-listing' }),
+    ).rejects.toThrow(/no listing/);
+    const granted = await run('sales.grant', {
+      transaction: toGrant.transaction,
+      owner: other.owner,
+      slug: other.slug,
+    });
+    expect(granted).toMatchObject({ listingId: other.listingId, version: '1.0.0', kind: 'new' });
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, unmatched.address.toLowerCase())),
+    ).toHaveLength(1);
+    expect((await creatorBalances(db, other.creator.id)).map((b) => b.balanceMicro)).toEqual([3_500_000n]);
+    const [grantedPurchase] = await db
+      .select()
+      .from(purchases)
+      .where(eq(purchases.wallet, unmatched.address.toLowerCase()));
+    expect(grantedPurchase).toMatchObject({ amountMicro: 3_500_000n, transaction: toGrant.transaction });
+    await expect(
+      run('sales.grant', { transaction: toGrant.transaction, owner: other.owner, slug: other.slug }),
+    ).rejects.toThrow(/already resolved/);
+    expect(
+      await run('sales.refund', { transaction: toRefund.transaction, note: 'refunded in 0xabc' }),
+    ).toMatchObject({
+      resolution: 'refunded',
+      note: 'refunded in 0xabc',
+    });
+    expect(
+      await db.select().from(entitlements).where(eq(entitlements.wallet, refunded.address.toLowerCase())),
+    ).toEqual([]);
+    expect(await run('sales.unattributed', {})).toEqual([]);
+    // Resolved sales are known to the next reconciliation.
+    const third = await recoverFromChain(restored.ctx, since);
+    expect(third.sales).toEqual({ known: 4, recovered: 0, unattributed: 0, not_sales: 1 });
+    expect(third.open).toEqual({ transfers_out: 0, sales: 0 });
   }, 120_000);
 
   it('holds the sweep on a transfer out it cannot attribute (a payout address changed after the backup) until the operator resolves it, so nothing is paid twice', async () => {
