@@ -24,8 +24,8 @@ interface ListingView {
   latest_release: { version: string } | null;
 }
 
-
 const NEWEST_MIGRATION = migrationJournal().at(-1)!.tag;
+
 /** The served SSH host keys' fingerprints, as a creator's first connection shows them. */
 async function servedFingerprints(remote: string): Promise<string[]> {
   const port = new URL(remote).port;
