@@ -74,7 +74,7 @@ export function transferOutView(row: UnresolvedTransferOut) {
   return {
     transaction: row.transaction,
     to: row.toAddress,
-    amount: formatMicroUsdc(row.amountMicro),
+    amount_micro: formatMicroUsdc(row.amountMicro),
     at: row.at.toISOString(),
     found_at: row.foundAt.toISOString(),
     resolution: row.resolution,

@@ -261,7 +261,7 @@ export function unattributedSaleView(row: UnattributedSaleRow) {
   return {
     transaction: row.transaction,
     payer: row.payer,
-    amount: formatMicroUsdc(row.amountMicro),
+    amount_micro: formatMicroUsdc(row.amountMicro),
     at: row.at.toISOString(),
     reason: row.reason,
     found_at: row.foundAt.toISOString(),

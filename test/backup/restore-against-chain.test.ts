@@ -210,11 +210,11 @@ describe.each(BACKENDS)('restore against the chain on %s', (backend) => {
     const open = (await run('sales.unattributed', {})) as {
       transaction: string;
       payer: string;
-      amount: string;
+      amount_micro: string;
     }[];
-    expect(open.map(({ payer, amount }) => ({ payer, amount }))).toEqual([
-      { payer: unmatched.address.toLowerCase(), amount: '3.5' },
-      { payer: refunded.address.toLowerCase(), amount: '3.5' },
+    expect(open.map(({ payer, amount_micro }) => ({ payer, amount_micro }))).toEqual([
+      { payer: unmatched.address.toLowerCase(), amount_micro: '3500000' },
+      { payer: refunded.address.toLowerCase(), amount_micro: '3500000' },
     ]);
     const [toGrant, toRefund] = open as [(typeof open)[number], (typeof open)[number]];
     await expect(
