@@ -32,7 +32,9 @@ export async function resolveTransferOut(
   const hash = transaction.toLowerCase();
   const kept = await unresolvedTransferOut(ctx.database.db, hash);
   if (!kept)
-    throw new AppError('not_found', { message: `no unresolved transfer out has transaction ${transaction}` });
+    throw new AppError('not_found', {
+      message: `no unresolved transfer out has transaction ${transaction}: one made since the last reconciliation is found by repo402 reconcile --since <a time before it>`,
+    });
   if (kept.resolution) {
     throw AppError.invalid(
       [{ field: 'transaction', reason: `already resolved (${kept.resolution})` }],
