@@ -419,6 +419,88 @@ program
       after = page.at(-1)!.id;
     }
   });
+// What the reconciliation against the chain leaves to the operator (docs/OPERATIONS.md, "Restoring against the chain").
+const payouts = program
+  .command('payouts')
+  .description('transfers out of the platform address that hold the payout sweep');
+payouts
+  .command('unresolved')
+  .description(
+    'list the transfers out of the platform address the database could not attribute, one JSON line each; while any is listed the payout sweep sends nothing',
+  )
+  .action(async () => {
+    const rows = (await runOperation('payouts.unresolved', {})) as unknown[];
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    if (rows.length === 0) process.stderr.write('no unresolved transfers out: payouts are not held\n');
+  });
+payouts
+  .command('resolve <transaction>')
+  .description(
+    "say what an unresolved transfer out was: --creator HANDLE records it as that creator's payout (debited, never paid again), --not-a-payout --reason TEXT as anything else",
+  )
+  .option('--creator <handle>', 'the creator it paid')
+  .option('--not-a-payout', 'it was no payout (funds moved by the operator, say); needs --reason')
+  .option('--reason <text>', 'why it is no payout, kept with it')
+  .action(
+    async (
+      transaction: string,
+      options: { creator?: string; notAPayout?: boolean; reason?: string },
+      command: Command,
+    ) => {
+      if (options.creator && options.notAPayout)
+        command.error('error: give --creator or --not-a-payout, not both');
+      if (!options.creator && !options.notAPayout)
+        command.error('error: give --creator <handle> or --not-a-payout --reason <text>');
+      if (options.notAPayout && !options.reason?.trim())
+        command.error('error: --not-a-payout needs --reason <text>');
+      const resolution = options.creator
+        ? { creator: options.creator }
+        : { notAPayout: options.reason!.trim() };
+      const result = await runOperation('payouts.resolve', { transaction, ...resolution });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    },
+  );
+
+const sales = program.command('sales').description('sales found on chain that no listing could be tied to');
+sales
+  .command('unattributed')
+  .description(
+    'list the sales found on chain that the reconciliation could not attribute, one JSON line each',
+  )
+  .action(async () => {
+    const rows = (await runOperation('sales.unattributed', {})) as unknown[];
+    for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+    if (rows.length === 0) process.stderr.write('no unattributed sales\n');
+  });
+sales
+  .command('grant <transaction>')
+  .description(
+    "grant an unattributed sale as a purchase of OWNER/SLUG (the version on sale at the sale's time, or --version) and credit its creator, through the one settlement statement",
+  )
+  .requiredOption('--listing <owner/slug>', 'the listing it bought', (value: string) => {
+    const match = /^([^/\s]+)\/([^/\s]+)$/.exec(value);
+    if (!match) throw new InvalidArgumentError('expected owner/slug');
+    return { owner: match[1]!, slug: match[2]! };
+  })
+  .option('--version <version>', 'the version it bought')
+  .action(
+    async (transaction: string, options: { listing: { owner: string; slug: string }; version?: string }) => {
+      const result = await runOperation('sales.grant', {
+        transaction,
+        ...options.listing,
+        ...(options.version ? { version: options.version } : {}),
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    },
+  );
+sales
+  .command('refund <transaction>')
+  .description('record that you refunded an unattributed sale by hand: nothing is granted or credited')
+  .requiredOption('--note <text>', 'how it was refunded (the refund transaction, say)')
+  .action(async (transaction: string, options: { note: string }) => {
+    const result = await runOperation('sales.refund', { transaction, note: options.note });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
 
 // Release attestations: verifying a download (no server, no database) and the operator's re-signing.
 program

@@ -27,6 +27,7 @@ const Reason = z.string().trim().min(1).max(REASON_MAX_LENGTH);
 const YankArgs = z.object({ listing: z.string().min(1), version: z.string().min(1), reason: Reason });
 const ListingArgs = z.object({ listing: z.string().min(1), reason: Reason });
 const CreatorArgs = z.object({ handle: z.string().min(1), reason: Reason });
+const TRANSACTION = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash (0x and 64 hex digits)');
 
 function operation<A, R>(
   args: z.ZodType<A>,
@@ -70,6 +71,35 @@ const commands = {
     async (ctx, { since }) => {
       const { recoverFromChain } = await import('./earnings/chain-recovery.js');
       return recoverFromChain(ctx, new Date(since));
+    },
+  ),
+  'payouts.resolve': operation(
+    z.union([
+      z.object({ transaction: TRANSACTION, creator: z.string().min(1) }),
+      z.object({ transaction: TRANSACTION, notAPayout: z.string().min(1).max(500) }),
+    ]),
+    async (ctx, { transaction, ...resolution }) => {
+      const { resolveTransferOut, transferOutView } = await import('./earnings/transfers-out.js');
+      return transferOutView(await resolveTransferOut(ctx, transaction, resolution));
+    },
+  ),
+  'sales.grant': operation(
+    z.object({
+      transaction: TRANSACTION,
+      owner: z.string().min(1),
+      slug: z.string().min(1),
+      version: z.string().min(1).optional(),
+    }),
+    async (ctx, { transaction, ...target }) => {
+      const { grantUnattributedSale } = await import('./purchases/chain-sales.js');
+      return grantUnattributedSale(ctx, transaction, target);
+    },
+  ),
+  'sales.refund': operation(
+    z.object({ transaction: TRANSACTION, note: z.string().min(1).max(500) }),
+    async (ctx, { transaction, note }) => {
+      const { refundUnattributedSale, unattributedSaleView } = await import('./purchases/chain-sales.js');
+      return unattributedSaleView(await refundUnattributedSale(ctx, transaction, note));
     },
   ),
   'attestations.resign': operation(z.object({}), (ctx) => resignAttestations(ctx)),
@@ -134,6 +164,16 @@ export const operations = {
   'reports.list': operation(z.object({ all: z.boolean().default(false) }), (ctx, { all }) =>
     listReports(ctx, { all }),
   ),
+  /** `repo402 payouts unresolved`: the transfers out that hold the payout sweep. */
+  'payouts.unresolved': operation(z.object({}), async (ctx) => {
+    const { unresolvedTransfersOut, transferOutView } = await import('./earnings/transfers-out.js');
+    return (await unresolvedTransfersOut(ctx)).map(transferOutView);
+  }),
+  /** `repo402 sales unattributed`: the sales on chain no listing could be tied to. */
+  'sales.unattributed': operation(z.object({}), async (ctx) => {
+    const { openUnattributedSales, unattributedSaleView } = await import('./purchases/chain-sales.js');
+    return (await openUnattributedSales(ctx.database.db)).map(unattributedSaleView);
+  }),
   ...logged(commands),
 } satisfies Operations<AppContext>;
 

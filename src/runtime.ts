@@ -8,6 +8,7 @@ import type { AppContext } from './context.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import { configuredDatabase } from './db/existing.js';
 import { migrate } from './db/migrate.js';
+import { observeChainExceptions } from './earnings/metrics.js';
 import { localRepositories, remoteRepositories } from './git/repositories.js';
 import { GitHubClient } from './github/client.js';
 import { JOBS } from './jobs.js';
@@ -176,7 +177,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     }
     // Before any job runs: a restored database learns what the chain did since its backup.
     if (takesPayments && mode !== 'none') {
-      await (await import('./backup/after-restore.js')).reconcileAfterRestore(ctx);
+      await (await import('./backup/after-restore.js')).reconcileAtStart(ctx);
     }
     if (mode === 'workers') {
       await jobs!.startWorkers(ctx, log, (spec) => !(spec.needsRepositories && config.gitHostUrl));
@@ -224,7 +225,10 @@ function processMetrics(
 ): Metrics {
   const metrics = new Metrics();
   if (config.metrics.token || config.metrics.port !== undefined) metrics.collectProcessMetrics();
-  if (takesPayments) observeSettlementBacklog({ metrics, ...deps });
+  if (takesPayments) {
+    observeSettlementBacklog({ metrics, ...deps });
+    observeChainExceptions({ metrics, ...deps });
+  }
   if (jobs) {
     metrics.readGauge('repo402_job_queue_depth', 'Jobs waiting to run, per queue', ['queue'], async () =>
       [...(await jobs.depths())].map(([queue, value]) => ({ labels: { queue }, value })),

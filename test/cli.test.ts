@@ -109,6 +109,35 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     expect((await fetch(`${server.url}/api/terms`)).status).toBe(200);
   });
 
+  it('payouts and sales: list what the reconciliation left, refuse a resolution without its flags or of an unknown transaction', async () => {
+    const tx = `0x${'ab'.repeat(32)}`;
+    const noFlags = await runCli(['payouts', 'resolve', tx], { DATA_DIR: dataDir });
+    expect(noFlags.code).toBe(1);
+    expect(noFlags.stderr).toContain('give --creator <handle> or --not-a-payout --reason <text>');
+    const noReason = await runCli(['payouts', 'resolve', tx, '--not-a-payout'], { DATA_DIR: dataDir });
+    expect(noReason.code).toBe(1);
+    expect(noReason.stderr).toContain('--not-a-payout needs --reason');
+    const badListing = await runCli(['sales', 'grant', tx, '--listing', 'acme'], { DATA_DIR: dataDir });
+    expect(badListing.code).toBe(1);
+    expect(badListing.stderr).toContain('expected owner/slug');
+
+    const payouts = await runCli(['payouts', 'unresolved', '--init'], { DATA_DIR: dataDir });
+    expect(payouts.code, payouts.stderr).toBe(0);
+    expect(payouts.stdout).toBe('');
+    expect(payouts.stderr).toContain('no unresolved transfers out: payouts are not held');
+    const sales = await runCli(['sales', 'unattributed'], { DATA_DIR: dataDir });
+    expect(sales.code, sales.stderr).toBe(0);
+    expect(sales.stderr).toContain('no unattributed sales');
+    const unknown = await runCli(['payouts', 'resolve', tx, '--not-a-payout', '--reason', 'fees'], {
+      DATA_DIR: dataDir,
+    });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(`no unresolved transfer out has transaction ${tx}`);
+    const refund = await runCli(['sales', 'refund', 'not-a-hash', '--note', 'x'], { DATA_DIR: dataDir });
+    expect(refund.code).toBe(1);
+    expect(refund.stderr).toContain('a transaction hash');
+  });
+
   it('migrate applies migrations to a new data directory', async () => {
     const result = await runCli(['migrate'], { DATA_DIR: dataDir });
     expect(result.code, result.stderr).toBe(0);

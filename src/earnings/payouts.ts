@@ -8,6 +8,7 @@ import {
   creatorBalances,
   finishSweep,
   insertSweep,
+  openTransfersOut,
   recordSweepTransaction,
   type SweepRow,
   sendingSweeps,
@@ -28,6 +29,10 @@ const RECONCILE_RECEIPT_WAIT_MS = 10_000;
  * anything was signed, reverses the debit; an unanswered send stays debited until
  * `reconcileSweeps` reads its outcome. So balance = credits − sweeps + reversals always holds and
  * no payout is paid twice or lost.
+ *
+ * While a transfer out of `payTo` found on chain is unresolved (`repo402 payouts resolve`), nothing
+ * is sent: it may be a payout the database forgot, whose balance a sweep would pay again. Read
+ * under the sweeps' lock, which the reconciliation holds while it records such transfers.
  */
 export async function sweepPayouts(ctx: AppContext): Promise<SweepRow[]> {
   const { payouts } = await ctx.rail();
@@ -38,6 +43,16 @@ export async function sweepPayouts(ctx: AppContext): Promise<SweepRow[]> {
     return [];
   }
   return ctx.database.withAdvisoryLock(SWEEP_LOCK, async () => {
+    const unresolved = await openTransfersOut(ctx.database.db);
+    if (unresolved.length > 0) {
+      logEvent(ctx.log, 'payout.held', {
+        unresolved_transfers_out: unresolved.map(({ transaction }) => transaction),
+      });
+      ctx.log.warn(
+        'payout sweep held: transfers out of the platform address are unresolved (repo402 payouts unresolved; docs/OPERATIONS.md)',
+      );
+      return [];
+    }
     const done: SweepRow[] = [];
     for (const { creatorId, balanceMicro } of await creatorBalances(ctx.database.db)) {
       if (balanceMicro <= 0n) continue;

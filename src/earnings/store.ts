@@ -1,6 +1,14 @@
-import { type AnyColumn, and, asc, desc, eq, sql } from 'drizzle-orm';
+import { type AnyColumn, and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { type Db, selectRows } from '../db/connect.js';
-import { ledgerEntries, payments, payoutSweeps, purchases } from '../db/schema/index.js';
+import {
+  chainCheckpoint,
+  ledgerEntries,
+  payments,
+  payoutSweeps,
+  purchases,
+  unattributedSales,
+  unresolvedTransfersOut,
+} from '../db/schema/index.js';
 
 /**
  * The creator's money in the database: balances from the ledger, payout sweeps, and the pages of
@@ -280,4 +288,153 @@ export async function insertRecoveredSweep(
 export async function sweepByTransaction(db: Db, transaction: string): Promise<SweepRow | undefined> {
   const [sweep] = await db.select().from(payoutSweeps).where(eq(payoutSweeps.transaction, transaction));
   return sweep;
+}
+
+export type UnresolvedTransferOut = typeof unresolvedTransfersOut.$inferSelect;
+
+/**
+ * Keeps a transfer out of `payTo` the database cannot attribute, once (its transaction is the key):
+ * while it is unresolved the sweep pays nothing.
+ */
+export async function insertUnresolvedTransferOut(
+  db: Db,
+  row: { transaction: string; toAddress: string; amountMicro: bigint; at: Date; foundAt: Date },
+): Promise<UnresolvedTransferOut | undefined> {
+  const [inserted] = await db.insert(unresolvedTransfersOut).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+export async function unresolvedTransferOut(
+  db: Db,
+  transaction: string,
+): Promise<UnresolvedTransferOut | undefined> {
+  const [row] = await db
+    .select()
+    .from(unresolvedTransfersOut)
+    .where(eq(unresolvedTransfersOut.transaction, transaction));
+  return row;
+}
+
+/** The transfers out still unresolved, oldest first: any one of them holds the payout sweep. */
+export async function openTransfersOut(db: Db): Promise<UnresolvedTransferOut[]> {
+  return db
+    .select()
+    .from(unresolvedTransfersOut)
+    .where(isNull(unresolvedTransfersOut.resolution))
+    .orderBy(asc(unresolvedTransfersOut.at));
+}
+
+/**
+ * Resolves an open transfer out as `creatorId`'s payout: a `sent` sweep with its ledger debit and
+ * the resolution, in one transaction. Undefined when it was not open (resolved meanwhile).
+ */
+export async function resolveTransferOutAsPayout(
+  db: Db,
+  transaction: string,
+  creatorId: string,
+  now: Date,
+): Promise<{ transfer: UnresolvedTransferOut; sweep: SweepRow } | undefined> {
+  return db.transaction(async (tx) => {
+    const [open] = await tx
+      .select()
+      .from(unresolvedTransfersOut)
+      .where(
+        and(eq(unresolvedTransfersOut.transaction, transaction), isNull(unresolvedTransfersOut.resolution)),
+      )
+      .for('update');
+    if (!open) return undefined;
+    const [sweep] = await tx
+      .insert(payoutSweeps)
+      .values({
+        creatorId,
+        address: open.toAddress,
+        amountMicro: open.amountMicro,
+        state: 'sent',
+        transaction: open.transaction,
+        createdAt: open.at,
+        finishedAt: open.at,
+      })
+      .returning();
+    await tx.insert(ledgerEntries).values({
+      creatorId,
+      kind: 'sweep',
+      amountMicro: open.amountMicro,
+      sweepId: sweep!.id,
+      createdAt: open.at,
+    });
+    const [transfer] = await tx
+      .update(unresolvedTransfersOut)
+      .set({ resolution: 'payout', creatorId, sweepId: sweep!.id, resolvedAt: now })
+      .where(eq(unresolvedTransfersOut.transaction, transaction))
+      .returning();
+    return { transfer: transfer!, sweep: sweep! };
+  });
+}
+
+/** Resolves an open transfer out as no payout (funds moved by the operator, say). */
+export async function resolveTransferOutAsNotPayout(
+  db: Db,
+  transaction: string,
+  reason: string,
+  now: Date,
+): Promise<UnresolvedTransferOut | undefined> {
+  const [transfer] = await db
+    .update(unresolvedTransfersOut)
+    .set({ resolution: 'not_a_payout', reason, resolvedAt: now })
+    .where(
+      and(eq(unresolvedTransfersOut.transaction, transaction), isNull(unresolvedTransfersOut.resolution)),
+    )
+    .returning();
+  return transfer;
+}
+
+/** Which of `transactions` the database knows: a payment's, a sweep's, or one kept for the operator. */
+export async function knownTransactions(db: Db, transactions: string[]): Promise<Set<string>> {
+  if (transactions.length === 0) return new Set();
+  const lists = await Promise.all([
+    db.select({ t: payments.transaction }).from(payments).where(inArray(payments.transaction, transactions)),
+    db
+      .select({ t: payoutSweeps.transaction })
+      .from(payoutSweeps)
+      .where(inArray(payoutSweeps.transaction, transactions)),
+    db
+      .select({ t: unresolvedTransfersOut.transaction })
+      .from(unresolvedTransfersOut)
+      .where(inArray(unresolvedTransfersOut.transaction, transactions)),
+    db
+      .select({ t: unattributedSales.transaction })
+      .from(unattributedSales)
+      .where(inArray(unattributedSales.transaction, transactions)),
+  ]);
+  return new Set(lists.flat().map(({ t }) => t!.toLowerCase()));
+}
+
+/**
+ * The newest time this database knows the chain at: its checkpoint, its newest settled payment or
+ * payout; failing those, its first creator (nothing can have been sold before); undefined when it
+ * has no creator either.
+ */
+export async function newestChainKnowledge(db: Db): Promise<Date | undefined> {
+  const [row] = await selectRows<{ at: Date | string | null }>(
+    db,
+    sql`select coalesce(greatest(
+      (select max(${chainCheckpoint.at}) from ${chainCheckpoint}),
+      (select max(${payments.settledAt}) from ${payments} where ${payments.state} = 'settled'),
+      (select max(coalesce(${payoutSweeps.finishedAt}, ${payoutSweeps.createdAt})) from ${payoutSweeps}
+        where ${payoutSweeps.transaction} is not null)
+    ), (select min(created_at) from creators)) as at`,
+  );
+  return row?.at ? new Date(row.at) : undefined;
+}
+
+/** Moves the checkpoint forward to `block` (never back). */
+export async function advanceChainCheckpoint(db: Db, block: bigint, at: Date, now: Date): Promise<void> {
+  await db
+    .insert(chainCheckpoint)
+    .values({ id: 1, block, at, updatedAt: now })
+    .onConflictDoUpdate({
+      target: chainCheckpoint.id,
+      set: { block, at, updatedAt: now },
+      setWhere: sql`${chainCheckpoint.block} < ${block.toString()}::bigint`,
+    });
 }

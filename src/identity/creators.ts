@@ -125,6 +125,11 @@ export async function findCreatorByPayoutAddress(
   return { id: view.id, handle: view.handle, createdAt: view.createdAt };
 }
 
+export async function findCreatorByHandle(db: Db, handle: string): Promise<CreatorRef | undefined> {
+  const row = await findCreatorRowByHandle(db, handle);
+  return row && { id: row.id, handle: row.handle, createdAt: row.createdAt };
+}
+
 /** A payout address names at most one creator (docs/DECISIONS.md). */
 export function addressTaken(): AppError {
   return AppError.invalid(

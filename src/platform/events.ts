@@ -15,8 +15,12 @@ export type BusinessEvent =
   | 'settlement.decided'
   | 'payout.sent'
   | 'payout.failed'
+  | 'payout.held'
+  | 'payout.resolved'
   | 'chain.reconciled'
   | 'chain.sale_unattributed'
+  | 'chain.transfer_out_unresolved'
+  | 'sale.resolved'
   | 'operator.command';
 
 export function logEvent(

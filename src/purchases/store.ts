@@ -16,7 +16,14 @@ import {
 } from 'drizzle-orm';
 import type { Database, Db } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { entitlements, type listings, payments, purchases, releases } from '../db/schema/index.js';
+import {
+  entitlements,
+  type listings,
+  payments,
+  purchases,
+  releases,
+  unattributedSales,
+} from '../db/schema/index.js';
 import { columnList, fromColumns, type Statement, statement } from '../db/statement.js';
 import { onShowSql, publicListingColumns } from '../listings/public-listings.js';
 
@@ -527,4 +534,78 @@ export async function chainSaleCandidates(
     [payer, amountMicro.toString(), new Date(at.getTime() + CHAIN_CLOCK_SLACK_MS).toISOString()],
   );
   return rows;
+}
+
+/**
+ * What an operator grants an unattributed sale as: `listingId` at `version` (its newest passing
+ * release on sale at `at` when none is named), `new` for a payer holding nothing of it, else an
+ * `update` from the newest version held. Undefined when that release does not exist or is not on
+ * sale; `held` when the payer holds it already.
+ */
+export async function grantTarget(
+  database: Database,
+  payer: string,
+  listingId: string,
+  version: string | undefined,
+  at: Date,
+): Promise<(ChainSaleCandidate & { held: boolean }) | undefined> {
+  const { rows } = await database.query<ChainSaleCandidate & { held: boolean }>(
+    `with held as (select listing_id, version from entitlements where wallet = $1 and listing_id = $2::uuid)
+    select l.id as "listingId", l.creator_id as "creatorId", r.version, l.update_price_micro::text as "updatePriceMicro",
+      case when exists (select 1 from held) then 'update' else 'new' end as kind,
+      (select h.version from held h join releases hr on hr.listing_id = h.listing_id and hr.version = h.version
+        order by hr.major desc, hr.minor desc, hr.patch desc limit 1) as "fromVersion",
+      (exists (select 1 from held where held.version = r.version)
+        or exists (select 1 from purchases p where p.wallet = $1 and p.listing_id = l.id and p.all_versions)) as held
+    from listings l
+    join releases r on r.id = (select chosen.id from releases chosen
+      where chosen.listing_id = l.id and chosen.verdict = 'pass' and chosen.on_sale_at is not null
+        and case when $3::text is null then chosen.on_sale_at <= $4::timestamptz else chosen.version = $3::text end
+      order by chosen.major desc, chosen.minor desc, chosen.patch desc limit 1)
+    where l.id = $2::uuid`,
+    [payer, listingId, version ?? null, new Date(at.getTime() + CHAIN_CLOCK_SLACK_MS).toISOString()],
+  );
+  return rows[0];
+}
+
+export type UnattributedSaleRow = typeof unattributedSales.$inferSelect;
+
+export async function insertUnattributedSale(
+  db: Db,
+  row: Omit<UnattributedSaleRow, 'resolution' | 'paymentId' | 'note' | 'resolvedAt'>,
+): Promise<UnattributedSaleRow | undefined> {
+  const [inserted] = await db.insert(unattributedSales).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+export async function findUnattributedSale(db: Db, transaction: string) {
+  const [row] = await db
+    .select()
+    .from(unattributedSales)
+    .where(eq(unattributedSales.transaction, transaction));
+  return row;
+}
+
+/** Unresolved ones, oldest first. */
+export async function openUnattributedSaleRows(db: Db): Promise<UnattributedSaleRow[]> {
+  return db
+    .select()
+    .from(unattributedSales)
+    .where(isNull(unattributedSales.resolution))
+    .orderBy(asc(unattributedSales.at));
+}
+
+/** Closes an open one; undefined when it was not open (resolved meanwhile). */
+export async function resolveUnattributedSale(
+  db: Db,
+  transaction: string,
+  resolution: { resolution: 'granted'; paymentId: string } | { resolution: 'refunded'; note: string },
+  now: Date,
+): Promise<UnattributedSaleRow | undefined> {
+  const [row] = await db
+    .update(unattributedSales)
+    .set({ ...resolution, resolvedAt: now })
+    .where(and(eq(unattributedSales.transaction, transaction), isNull(unattributedSales.resolution)))
+    .returning();
+  return row;
 }

@@ -47,7 +47,8 @@ type TransferLog = Log<bigint, number, false, typeof transferEvent>;
 
 /** The blocks from the first at or after `since` to the newest. */
 export async function blocksSince(reader: PublicClient, since: Date): Promise<{ from: bigint; to: bigint }> {
-  const head = await reader.getBlockNumber();
+  // Not getBlockNumber: viem answers that from a cache for seconds, and the newest transfers matter most.
+  const { number: head } = await reader.getBlock({ blockTag: 'latest' });
   return {
     from: await firstBlockAtOrAfter(reader, BigInt(Math.floor(since.getTime() / 1000)), head),
     to: head,
@@ -81,6 +82,29 @@ export async function* transfersOf(
       };
     }
   }
+}
+
+/**
+ * The transactions of every transfer of `asset` to or from `address` in `blocks`, lower case, read
+ * from the logs alone (no receipt, no block): what the start-up check compares with the database.
+ */
+export async function transferTransactionsOf(
+  reader: PublicClient,
+  asset: Address,
+  address: Address,
+  blocks: { from: bigint; to: bigint },
+): Promise<string[]> {
+  const found = new Set<string>();
+  for (let start = blocks.from; start <= blocks.to; start += LOG_CHUNK) {
+    const toBlock = start + LOG_CHUNK - 1n < blocks.to ? start + LOG_CHUNK - 1n : blocks.to;
+    const range = { address: asset, event: transferEvent, fromBlock: start, toBlock } as const;
+    const [to, from] = await Promise.all([
+      reader.getLogs({ ...range, args: { to: address } }),
+      reader.getLogs({ ...range, args: { from: address } }),
+    ]);
+    for (const log of [...to, ...from]) if (log.transactionHash) found.add(log.transactionHash.toLowerCase());
+  }
+  return [...found];
 }
 
 async function blockTime(reader: PublicClient, blockNumber: bigint): Promise<Date> {

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { create as createTar, extract } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyFiles } from '../../src/attestations/verify-files.js';
+import { migrationJournal } from '../../src/db/migrate.js';
 import { encodeWalletSignature } from '../../src/identity/wallet-signature.js';
 import { newWallet } from '../identity/support.js';
 import { signPayment } from '../purchases/support.js';
@@ -22,6 +23,8 @@ interface ListingView {
   host_key_fingerprints: { type: string; sha256: string }[];
   latest_release: { version: string } | null;
 }
+
+const NEWEST_MIGRATION = migrationJournal().at(-1)!.tag;
 
 /** The served SSH host keys' fingerprints, as a creator's first connection shows them. */
 async function servedFingerprints(remote: string): Promise<string[]> {
@@ -118,7 +121,7 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
     archive = path.join(root, 'backup.tar.gz');
     const backup = await runCli(['backup', archive], { DATA_DIR: dataDir });
     expect(backup.code, backup.stderr).toBe(0);
-    expect(backup.stdout).toContain('database: embedded (PGlite), migrated to 0021_chain_recovery');
+    expect(backup.stdout).toContain(`database: embedded (PGlite), migrated to ${NEWEST_MIGRATION}`);
     expect(backup.stdout).toContain('repositories: 1');
     expect(backup.stdout).toMatch(
       /secrets: app-secret; attestation-key; ssh host keys \(ssh_host_ecdsa_key, ssh_host_ed25519_key\)/,
@@ -332,7 +335,7 @@ describe('backup and restore of a running server', { timeout: 240_000 }, () => {
           const backup = await runCli(['backup', file], { DATA_DIR: dataDir, DATABASE_URL: database.url! });
           expect(backup.code, backup.stderr).toBe(0);
           expect(backup.stdout).toContain(
-            'database: PostgreSQL (migrated to 0021_chain_recovery), not in this archive',
+            `database: PostgreSQL (migrated to ${NEWEST_MIGRATION}), not in this archive`,
           );
           expect(backup.stderr).toContain('take it with pg_dump');
           const restore = await runCli(['restore', file], { DATA_DIR: path.join(root, 'pg-restored') });

@@ -96,6 +96,9 @@ describe('metrics and events', () => {
     expect(moved('repo402_http_requests_total', { route: '/api/r/:owner/:slug', status: '200' })).toBe(1);
     expect(moved('repo402_http_requests_total', { route: '/api/r/:owner/:slug', status: '402' })).toBe(3);
     expect(after.value('repo402_payments_awaiting_settlement')).toBe(0);
+    // What a reconciliation left for the operator: nothing here, so payouts are not held.
+    expect(after.value('repo402_transfers_out_unresolved')).toBe(0);
+    expect(after.value('repo402_sales_unattributed')).toBe(0);
     expect(after.value('repo402_payment_oldest_awaiting_settlement_seconds')).toBe(0);
     // Node's process metrics are there once an operator exposes the metrics.
     expect(after.has('process_cpu_user_seconds_total')).toBe(true);

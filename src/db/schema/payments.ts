@@ -238,3 +238,90 @@ export const devnetFaucetGrants = pgTable(
     index('devnet_faucet_grants_time').on(table.grantedAt),
   ],
 );
+
+/**
+ * A transfer out of `payTo` that the chain shows and the database could not attribute: not a
+ * known sweep, and not to a payout address any creator had in force then (a payout address
+ * changed after the backup the database was restored from, or the operator moving funds). While
+ * one is unresolved the payout sweep sends nothing: it may be a payout the database forgot, and
+ * sweeping that balance again would pay it twice. The operator resolves it as a creator's payout
+ * (a `sent` sweep with its debit) or as no payout (`repo402 payouts resolve`).
+ */
+export const unresolvedTransfersOut = pgTable(
+  'unresolved_transfers_out',
+  {
+    transaction: text('transaction').primaryKey(),
+    /** Lower case. */
+    toAddress: text('to_address').notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    /** The block's time. */
+    at: at('at').notNull(),
+    foundAt: at('found_at').notNull(),
+    resolution: text('resolution', { enum: ['payout', 'not_a_payout'] }),
+    creatorId: uuid('creator_id').references(() => creators.id),
+    sweepId: uuid('sweep_id').references(() => payoutSweeps.id),
+    reason: text('reason'),
+    resolvedAt: at('resolved_at'),
+  },
+  (table) => [
+    index('unresolved_transfers_out_open').on(table.at).where(sql`${table.resolution} is null`),
+    check(
+      'unresolved_transfers_out_resolution',
+      sql`(${table.resolution} is null and ${table.resolvedAt} is null)
+        or (${table.resolution} = 'payout' and ${table.resolvedAt} is not null and ${table.creatorId} is not null and ${table.sweepId} is not null)
+        or (${table.resolution} = 'not_a_payout' and ${table.resolvedAt} is not null and ${table.reason} is not null)`,
+    ),
+  ],
+);
+
+/**
+ * A sale the chain shows (an authorization's transfer to `payTo`) that the reconciliation after a
+ * restore could not tie to exactly one listing and version (D-154): kept until the operator grants
+ * it (a payment row settled through the one settlement statement) or records a refund made by hand.
+ */
+export const unattributedSales = pgTable(
+  'unattributed_sales',
+  {
+    transaction: text('transaction').primaryKey(),
+    /** Lower case. */
+    payer: text('payer').notNull(),
+    nonce: text('nonce').notNull(),
+    amountMicro: micro('amount_micro').notNull(),
+    validAfter: at('valid_after').notNull(),
+    validBefore: at('valid_before').notNull(),
+    /** The block's time. */
+    at: at('at').notNull(),
+    /** Why the reconciliation could not attribute it. */
+    reason: text('reason').notNull(),
+    foundAt: at('found_at').notNull(),
+    resolution: text('resolution', { enum: ['granted', 'refunded'] }),
+    paymentId: uuid('payment_id').references(() => payments.id),
+    note: text('note'),
+    resolvedAt: at('resolved_at'),
+  },
+  (table) => [
+    index('unattributed_sales_open').on(table.at).where(sql`${table.resolution} is null`),
+    check(
+      'unattributed_sales_resolution',
+      sql`(${table.resolution} is null and ${table.resolvedAt} is null)
+        or (${table.resolution} = 'granted' and ${table.resolvedAt} is not null and ${table.paymentId} is not null)
+        or (${table.resolution} = 'refunded' and ${table.resolvedAt} is not null and ${table.note} is not null)`,
+    ),
+  ],
+);
+
+/**
+ * How far this database is known to agree with the chain: the newest block a start-up check or a
+ * reconciliation read the token's transfers to. One row. A database restored from a backup brings
+ * the backup's row back with it, so the next start reads the chain from there.
+ */
+export const chainCheckpoint = pgTable(
+  'chain_checkpoint',
+  {
+    id: integer('id').primaryKey().default(1),
+    block: bigint('block', { mode: 'bigint' }).notNull(),
+    at: at('at').notNull(),
+    updatedAt: at('updated_at').notNull(),
+  },
+  (table) => [check('chain_checkpoint_one_row', sql`${table.id} = 1`)],
+);
