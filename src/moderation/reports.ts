@@ -5,6 +5,7 @@ import { type Listing, listingById, listingByName } from '../listings/service.js
 import { AppError } from '../platform/errors.js';
 import { parseVersion } from '../platform/versions.js';
 import { anyRelease } from '../releases/service.js';
+import { announceWebhookEvents, enqueueWebhookEvent } from '../webhooks/events.js';
 import type { ReportCategory, ReportReceipt } from './schemas.js';
 import { recordAudit } from './service.js';
 import { insertDomainEvent, insertReport, reportList, resolveReportRow } from './store.js';
@@ -24,7 +25,7 @@ async function reportedListing(db: Db, named: string): Promise<Listing | undefin
 
 /** POST /api/reports. Drafts and unknown listings are both `404`, as everywhere public. */
 export async function fileReport(
-  ctx: Pick<AppContext, 'database' | 'clock'>,
+  ctx: Pick<AppContext, 'database' | 'clock' | 'jobs' | 'log'>,
   request: { listing: string; version?: string; category: ReportCategory; text: string },
 ): Promise<ReportReceipt> {
   const db = ctx.database.db;
@@ -54,8 +55,24 @@ export async function fileReport(
       listingId: listing.id,
       data: { report_id: row.id, listing: name, version: row.version, category: row.category },
     });
+    await enqueueWebhookEvent(
+      tx,
+      {
+        type: 'report.received',
+        creatorId: listing.creatorId,
+        listingId: listing.id,
+        data: {
+          listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
+          ...(row.version ? { version: row.version } : {}),
+          category: row.category,
+          at: now.toISOString(),
+        },
+      },
+      now,
+    );
     return row;
   });
+  await announceWebhookEvents(ctx);
   return {
     id: report.id,
     listing: name,

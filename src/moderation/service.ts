@@ -11,7 +11,8 @@ import {
 } from '../listings/service.js';
 import { AppError } from '../platform/errors.js';
 import { parseVersion } from '../platform/versions.js';
-import { markOnSale, setYank } from '../releases/service.js';
+import { latestPassingRelease, markOnSale, setYank } from '../releases/service.js';
+import { announceWebhookEvents, enqueueWebhookEvent } from '../webhooks/events.js';
 import { type AuditRow, auditPage, insertAudit, insertDomainEvent } from './store.js';
 
 /**
@@ -21,7 +22,7 @@ import { type AuditRow, auditPage, insertAudit, insertDomainEvent } from './stor
  * process drops its cached documents of the listings it touched.
  */
 
-type Ctx = Pick<AppContext, 'database' | 'clock' | 'listingEvents'>;
+type Ctx = Pick<AppContext, 'database' | 'clock' | 'listingEvents' | 'jobs' | 'log' | 'config'>;
 
 /** What the operator types after `--reason`: a sentence, kept as given. */
 export const REASON_MAX_LENGTH = 500;
@@ -83,9 +84,55 @@ export async function setReleaseYanked(
       listingId: listing.id,
       data: { listing: name, version, reason: request.reason },
     });
+    if (!request.undo) {
+      // Its holders' webhooks: what they may fetch free instead (docs/WEBHOOKS.md).
+      const onSale = await latestPassingRelease(tx, listing.id);
+      await enqueueWebhookEvent(
+        tx,
+        {
+          type: 'release.yanked',
+          creatorId: listing.creatorId,
+          listingId: listing.id,
+          version,
+          data: {
+            listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
+            version,
+            reason: request.reason,
+            at: now.toISOString(),
+            free_version: onSale?.version ?? null,
+            resource_url: `${ctx.config.baseUrl}/api/r/${listing.owner}/${listing.slug}`,
+          },
+        },
+        now,
+      );
+    }
   });
   ctx.listingEvents.announce(listing.owner, listing.slug);
+  if (!request.undo) await announceWebhookEvents(ctx);
   return { listing: name, version, yanked: !request.undo };
+}
+
+/** The creator's `listing.suspended` webhook, in the suspension's transaction. */
+function suspendedWebhook(
+  db: Db,
+  listing: { id: string; owner: string; slug: string; creatorId: string },
+  reason: string,
+  at: Date,
+) {
+  return enqueueWebhookEvent(
+    db,
+    {
+      type: 'listing.suspended',
+      creatorId: listing.creatorId,
+      listingId: listing.id,
+      data: {
+        listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
+        reason,
+        at: at.toISOString(),
+      },
+    },
+    at,
+  );
 }
 
 export interface SuspendResult {
@@ -126,8 +173,10 @@ export async function setListingSuspended(
       listingId: listing.id,
       data: { listing: name, reason: request.reason },
     });
+    if (!request.undo) await suspendedWebhook(tx, listing, request.reason, now);
   });
   ctx.listingEvents.announce(listing.owner, listing.slug);
+  if (!request.undo) await announceWebhookEvents(ctx);
   return { subject: name, suspended: !request.undo, listings: [name] };
 }
 
@@ -176,6 +225,9 @@ export async function setCreatorSuspended(
         listingId: listing.id,
         data: { listing: `${listing.owner}/${listing.slug}`, reason: request.reason, by: 'creator' },
       });
+      if (!request.undo) {
+        await suspendedWebhook(tx, { ...listing, creatorId: creator.id }, request.reason, now);
+      }
     }
     await insertDomainEvent(tx, {
       at: now,
@@ -190,6 +242,7 @@ export async function setCreatorSuspended(
     return names;
   });
   for (const listing of touched) ctx.listingEvents.announce(listing.owner, listing.slug);
+  if (!request.undo && touched.length > 0) await announceWebhookEvents(ctx);
   return {
     subject: creator.handle,
     suspended: !request.undo,

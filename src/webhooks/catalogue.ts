@@ -1,8 +1,8 @@
 /**
  * Every webhook event type (docs/WEBHOOKS.md describes each body). A holder's wallet may subscribe
  * to the holder events of the listings it holds; a creator to the creator events of its listings.
- * `release.yanked`, `listing.suspended` and `report.received` are raised by the domains that yank,
- * suspend and take reports, through `enqueueWebhookEvent` like the rest.
+ * `release.yanked`, `listing.suspended` and `report.received` are raised by moderation (yanks,
+ * suspensions, reports) through `enqueueWebhookEvent` like the rest.
  */
 export const HOLDER_EVENTS = ['release.published', 'release.advisory', 'release.yanked'] as const;
 export const CREATOR_EVENTS = [

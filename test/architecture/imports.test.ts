@@ -62,7 +62,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'db',
   ],
   // The operator's moderation: yanks, suspensions, the audit log, domain events, reports.
-  moderation: ['releases', 'listings', 'identity', 'platform', 'db'],
+  moderation: ['webhooks', 'releases', 'listings', 'identity', 'platform', 'db'],
   mcp: ['attestations', 'public', 'purchases', 'x402', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
   web: ['scan', 'platform', 'identity'],

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setListingSuspended, setReleaseYanked } from '../../src/moderation/service.js';
 import { advisoryRecheckJob, syncAdvisoriesNow } from '../../src/releases/advisory-jobs.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
@@ -315,6 +316,75 @@ describe.each(BACKENDS)('signed webhooks on %s', (backend) => {
     } finally {
       await mirror.close();
     }
+  });
+
+  it('the operator’s tools reach subscribers: the creator hears report.received and listing.suspended, a holder release.yanked with the version it may fetch free', async () => {
+    const app = await createPaymentsApp({
+      backend,
+      env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' },
+      jobs: [webhookFanOutJob, webhookDeliveryJob],
+    });
+    t = app;
+    const f = await publishedListingFixture(app, { releases: [{ version: '1.0.0' }, { version: '1.1.0' }] });
+    const name = `${f.owner}/${f.slug}`;
+    const holder = await fundedWallet(app, 10_000_000n);
+    expect((await buy(app, f, holder)).statusCode).toBe(200);
+    const creatorHooks = await receiver();
+    const holderHooks = await receiver();
+    const subscribed = await app.app.inject({
+      method: 'POST',
+      url: '/api/creators/me/webhooks',
+      headers: bearer(f.creator.apiKey),
+      payload: { url: creatorHooks.url, events: ['report.received', 'listing.suspended'] },
+    });
+    expect(subscribed.statusCode, subscribed.body).toBe(201);
+    creatorHooks.secret = subscribed.json().secret;
+    const held = await app.app.inject({
+      method: 'POST',
+      url: '/api/webhooks',
+      headers: { 'x-wallet-signature': await walletSignatureHeader(app, holder) },
+      payload: { url: holderHooks.url, events: ['release.yanked'], listing: name },
+    });
+    expect(held.statusCode, held.body).toBe(201);
+    holderHooks.secret = held.json().secret;
+
+    const reported = await app.app.inject({
+      method: 'POST',
+      url: '/api/reports',
+      payload: { listing: name, version: '1.1.0', category: 'malware', text: 'It mines coins' },
+    });
+    expect(reported.statusCode, reported.body).toBe(201);
+    await setReleaseYanked(app.ctx, { listing: name, version: '1.1.0', reason: 'It mines coins' });
+    await setListingSuspended(app.ctx, { listing: name, reason: 'Under review' });
+
+    const listing = { id: f.listingId, owner: f.owner, slug: f.slug };
+    const [yanked] = await eventually(async () => {
+      const events = holderHooks.events('release.yanked');
+      return events.length > 0 ? events : undefined;
+    });
+    expect(yanked!.data).toMatchObject({
+      listing,
+      version: '1.1.0',
+      reason: 'It mines coins',
+      free_version: '1.0.0',
+      resource_url: `${app.config.baseUrl}/api/r/${name}`,
+    });
+    const creatorEvents = await eventually(async () =>
+      creatorHooks.received.length >= 2 ? creatorHooks.received : undefined,
+    );
+    expect(creatorEvents.map((message) => message.verified?.type).sort()).toEqual([
+      'listing.suspended',
+      'report.received',
+    ]);
+    expect(creatorHooks.events('report.received')[0]!.data).toMatchObject({
+      listing,
+      version: '1.1.0',
+      category: 'malware',
+    });
+    expect(creatorHooks.events('listing.suspended')[0]!.data).toMatchObject({
+      listing,
+      reason: 'Under review',
+    });
   });
 
   it('retries a failing receiver with the configured back-off, then disables the subscription and says why', async () => {
