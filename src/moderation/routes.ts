@@ -4,7 +4,7 @@ import { creatorOf, requireApiKey } from '../identity/guard.js';
 import { BODY_LIMITS } from '../platform/http/json-body.js';
 import { routeOptions } from '../platform/http/route-options.js';
 import { errorResponses } from '../platform/http/schemas.js';
-import { rateLimitConfig } from '../platform/limits/rate-limit.js';
+import { countedRateLimit, rateLimitConfig } from '../platform/limits/rate-limit.js';
 import { noticesOf } from './notices.js';
 import { fileReport } from './reports.js';
 import { ReportReceiptSchema, ReportRequestSchema } from './schemas.js';
@@ -32,11 +32,14 @@ const NoticesSchema = z
 /** Reports (anyone) and the notices a creator reads in their app. */
 export function moderationRoutes(ctx: AppContext) {
   return async (app: App) => {
+    // No account: an address may file a few an hour (REPORT_RATE_LIMIT), never a flood. Counted
+    // when a report is valid, as registration's attempts are; every request, refused early or not,
+    // counts against the public budget.
+    const countReport = countedRateLimit(app, ctx.config, 'reports', 'reports');
     app.post(
       '/reports',
       {
-        // No account: an address may file a few an hour (REPORT_RATE_LIMIT), never a flood.
-        config: rateLimitConfig(ctx.config, 'reports'),
+        config: rateLimitConfig(ctx.config, 'public'),
         bodyLimit: BODY_LIMITS.large,
         schema: {
           tags: ['public'],
@@ -50,6 +53,7 @@ export function moderationRoutes(ctx: AppContext) {
         },
       },
       async (request, reply) => {
+        await countReport(request, reply);
         const receipt = await fileReport(ctx, request.body);
         reply.code(201).header('cache-control', 'no-store');
         return receipt;

@@ -127,13 +127,17 @@ describe('payments across processes', () => {
       facilitator.mode = 'ok';
       const second = await serve(env);
       let answer = await buyFrom(second, fixture, headers[0]!);
-      for (let i = 0; i < 40 && answer.status !== 200; i += 1) {
+      for (let i = 0; i < 40 && answer.status !== 200 && answer.status !== 409; i += 1) {
         expect([402, 504]).toContain(answer.status);
         await new Promise((resolve) => setTimeout(resolve, 500));
         answer = await buyFrom(second, fixture, headers[0]!);
       }
-      expect(answer.status, await answer.clone().text()).toBe(200);
-      const grant = await answer.json();
+      // The restarted server reads the chain as it starts (D-156) and settles the payment its
+      // predecessor left: the buyer's retry is then the replay of a granted purchase, which it
+      // names. Had the start not found it, the retry itself would complete it (200).
+      expect([200, 409], await answer.clone().text()).toContain(answer.status);
+      const body = await answer.json();
+      const grant = answer.status === 200 ? body : body.details.purchase;
       expect(grant).toMatchObject({ kind: 'new', version: '1.0.0' });
       expect(grant.transaction).toMatch(/^0x[0-9a-f]{64}$/);
       const replay = await buyFrom(second, fixture, headers[0]!);
