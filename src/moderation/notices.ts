@@ -24,7 +24,7 @@ export function noticeText(type: string, data: Record<string, unknown>): string 
   const reason = String(data.reason ?? '');
   switch (type) {
     case 'release.yanked':
-      return `The operator withdrew version ${data.version} of ${listing}: ${reason}. It is no longer sold or downloadable; buyers who own it get your newest good version free. Push a fixed version to sell again.`;
+      return `The operator withdrew version ${data.version} of ${listing}: ${reason}. It is no longer sold or downloadable; buyers who own it get your newest good version free. Your newest version that passed and is not withdrawn is the one on sale; push a fixed version to replace it.`;
     case 'release.unyanked':
       return `The operator restored version ${data.version} of ${listing}: ${reason}. It can be downloaded again.`;
     case 'listing.suspended':

@@ -238,30 +238,36 @@ export function manifestPage(
             data-explorer={checkout.explorerTxUrl}
             {...chainAttributes(checkout.network)}
           />
-          <noscript>
-            <p>
-              Buying here in the browser needs JavaScript and a browser wallet: turn JavaScript on for this
-              site to see the Buy button.{' '}
-              {checkout.devnet ? 'This server runs the repo402 devnet: its prices are in test money.' : ''}
-            </p>
-          </noscript>
+          {notSold ? null : (
+            <noscript>
+              <p>
+                Buying here in the browser needs JavaScript and a browser wallet: turn JavaScript on for this
+                site to see the Buy button.{' '}
+                {checkout.devnet ? 'This server runs the repo402 devnet: its prices are in test money.' : ''}
+              </p>
+            </noscript>
+          )}
           <p id="library-link">
             Bought it already? <a href="/library">Your library</a> holds every version your wallet owns, to
             download again for free.
           </p>
           <h3>From a program or an agent</h3>
           <ol>
-            <li>
-              HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization to
-              sign (x402 v2, <code>{checkout.network.caip2}</code>); repeat it with{' '}
-              <code>PAYMENT-SIGNATURE</code> and <code>X-Quote-Id</code> for a 5-minute download URL.
-            </li>
-            <li>
-              MCP: call <code>purchase</code> with{' '}
-              <code>{`{"owner": "${listing.owner}", "slug": "${listing.slug}"}`}</code> on{' '}
-              <code>{`${baseUrl}/api/mcp`}</code>, sign the returned 402, call it again with{' '}
-              <code>payment_signature</code> and <code>quote_id</code>.
-            </li>
+            {notSold ? null : (
+              <>
+                <li>
+                  HTTP: <code>GET {urls.resource}</code> answers <code>402</code> with the USDC authorization
+                  to sign (x402 v2, <code>{checkout.network.caip2}</code>); repeat it with{' '}
+                  <code>PAYMENT-SIGNATURE</code> and <code>X-Quote-Id</code> for a 5-minute download URL.
+                </li>
+                <li>
+                  MCP: call <code>purchase</code> with{' '}
+                  <code>{`{"owner": "${listing.owner}", "slug": "${listing.slug}"}`}</code> on{' '}
+                  <code>{`${baseUrl}/api/mcp`}</code>, sign the returned 402, call it again with{' '}
+                  <code>payment_signature</code> and <code>quote_id</code>.
+                </li>
+              </>
+            )}
             <li>
               Verify what you downloaded, offline, against this version's{' '}
               <a href={attestation}>signed attestation</a> and the service's{' '}

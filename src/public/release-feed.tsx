@@ -85,15 +85,16 @@ export function releaseFeed(baseUrl: string, log: ReleaseLogBody): string {
   return feed.atom1();
 }
 
-/** A release's entry changes when its verdict or an advisory flag is recorded after it was cut. */
+/** A release's entry changes when its verdict, an advisory flag or a yank is recorded after it was cut. */
 function entryUpdated(release: Release): Date {
-  const times = [release.published_at, release.advisory_flag?.flagged_at].filter(
+  const times = [release.published_at, release.advisory_flag?.flagged_at, release.yanked?.yanked_at].filter(
     (time): time is string => time !== undefined,
   );
   return new Date(Math.max(...times.map((time) => Date.parse(time))));
 }
 
 function verdictWords(release: Release): string {
+  if (release.yanked) return `withdrawn by the operator ${release.yanked.yanked_at.slice(0, 10)}, not sold`;
   if (release.scan === 'pass') return release.advisory_flag ? 'scan passed, since flagged' : 'scan passed';
   if (release.scan === 'fail') return 'scan failed, not sold';
   return 'being inspected';
@@ -137,6 +138,12 @@ function entryHtml(release: Release): string {
           : ''}
         .
       </p>
+      {release.yanked ? (
+        <p>
+          Withdrawn by the operator on {release.yanked.yanked_at.slice(0, 10)}: {release.yanked.reason}. It is
+          no longer sold or served; its holders fetch the version on sale free.
+        </p>
+      ) : null}
       <p>Changes: {diffWords(release)}</p>
       <p>
         Price in force:{' '}

@@ -111,10 +111,22 @@ export async function versionSaleOf(
 
 async function versionSale(
   ctx: AppContext,
-  listing: { owner: string; slug: string; status: string },
+  listing: {
+    owner: string;
+    slug: string;
+    status: string;
+    suspendedAt?: Date | null;
+    suspensionReason?: string | null;
+  },
   version: string,
   via: BuyingVia,
 ): Promise<VersionSale> {
+  if (listing.suspendedAt) {
+    return {
+      sentence: `${listing.owner}/${listing.slug} is suspended by the operator: ${listing.suspensionReason ?? ''}. Nothing is sold while it lasts; a wallet re-fetches any version it owns, free.`,
+      details: { version, for_sale: false },
+    };
+  }
   const head = listing.status === 'published' ? await cachedSaleHead(ctx, listing.owner, listing.slug) : null;
   const onSale = head?.release.version;
   if (!onSale) {

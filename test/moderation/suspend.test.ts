@@ -79,6 +79,16 @@ describe.each(BACKENDS)('suspensions on %s', (backend) => {
     expect(page.body).toContain('id="suspended"');
     expect(page.body).toContain(reason);
     expect(page.body).not.toContain('<span class="badge ok">on sale</span>');
+    // Nothing on it tells a person or a program how to buy.
+    expect(page.body).not.toContain('to see the Buy button');
+    expect(page.body).not.toContain('<code>402</code>');
+    // A stranger asking for a version is told the listing is suspended, not that it is on sale.
+    const asked = await app.app.inject({
+      url: `${buyUrl(f)}/v/1.0.0`,
+      headers: { 'x-wallet-signature': await walletSignatureHeader(app, stranger) },
+    });
+    expect(asked.json().message).toContain('is suspended by the operator');
+    expect(asked.json().details).toMatchObject({ version: '1.0.0', for_sale: false });
     const status = (await app.app.inject({ url: `/api/v/${name}` })).json() as Json;
     expect(status).toMatchObject({ for_sale: false, suspended: { reason } });
     // Discovery no longer offers it.

@@ -94,6 +94,10 @@ describe.each(BACKENDS)('a report, then a yank, on %s', (backend) => {
     const page = await app.app.inject({ url: `/${name}` });
     expect(page.body).toContain('data-yanked="1.1.0"');
     expect(page.body).toContain(reason);
+    // The feed says so too.
+    const feed = await app.app.inject({ url: `/${name}/releases.atom` });
+    expect(feed.body).toContain('1.1.0: withdrawn by the operator');
+    expect(feed.body).toContain(reason);
 
     // A new buyer is quoted 1.0.0; the holder's status says plainly what it holds.
     expect((await quote(app, f)).extra.version).toBe('1.0.0');
