@@ -81,6 +81,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       'TRUST_PROXY=true believes every X-Forwarded-For entry: unless the proxy in front replaces that header, each client chooses the address its rate limits count. Set TRUST_PROXY to the addresses of the proxies in front',
     );
   }
+  if (config.webhooks.allowPrivateAddresses) {
+    app.log.warn(
+      'WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true lets webhook subscriptions reach loopback and private addresses, this host and its network included: a development setting, never for a deployment',
+    );
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, config.baseUrl, errorPage);
