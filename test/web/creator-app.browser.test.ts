@@ -589,7 +589,9 @@ describe('the creator web app, end to end in a real browser', () => {
       const lag = Date.now() - visibleInApi;
       expect(lag, 'the page shows a release this long after the API').toBeLessThanOrEqual(3000);
       const changes = page.locator('#release-1\\.1\\.0');
-      await changes.getByText(/Since 1\.0\.0: 2 added, 0 changed, 0 removed\./).waitFor();
+      // The diff summary is recorded with the inspection, as the scan's findings below are: the
+      // same wait, not the default 10 s (a cut on a loaded machine takes longer).
+      await changes.getByText(/Since 1\.0\.0: 2 added, 0 changed, 0 removed\./).waitFor({ timeout: 90_000 });
       const allowed = changes.getByRole('list', { name: 'Allowed as examples' }).getByRole('listitem');
       await allowed.first().waitFor({ timeout: 90_000 });
       expect(await allowed.allTextContents()).toEqual([
