@@ -126,6 +126,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     if (mode !== 'none') jobs = await JobQueue.open(database, options.jobSpecs ?? JOBS, log);
     const clock = options.clock ?? systemClock;
     const metrics = processMetrics(config, jobs, takesPayments, { database, clock });
+    const blobs = await openBlobStore(config);
     const ctx: AppContext = {
       config,
       log,
@@ -136,11 +137,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
       appSecret,
       jobs,
       chainClient,
-      blobs: await openBlobStore(config),
+      blobs,
       caches,
       listingEvents,
       github: config.github ? new GitHubClient(config.github, log) : undefined,
-      inspectRelease: releaseInspector({ config, database, clock }),
+      inspectRelease: releaseInspector({ config, database, clock, blobs }),
       webhookAudience: webhookAudience(database),
       metrics,
       // A burst of probes (load balancer, supervisor, the metrics listener) asks the facilitator,

@@ -1,18 +1,21 @@
 import type { Engineering } from './types.js';
 
-/** What one file pass samples for the engineering metrics (hashes of tokens, five-grams and lines). */
-export interface EngineeringSample {
+/** One sampled file's share of the engineering metrics: hashes of its tokens, five-grams and lines. */
+export interface FileSample {
   tokenHashes: Uint32Array;
   tokensTotal: number;
   shingleHashes: Uint32Array;
   shinglesSampled: number;
   codeLineHashes: Uint32Array;
   codeLinesTotal: number;
-  /** Non-blank lines of all code / doc files, and of the sampled ones: effective counts scale by their ratio. */
-  codeSloc: { all: number; sampled: number };
-  docSloc: { all: number; sampled: number };
   docLineHashes: Uint32Array;
   docLineWords: Uint32Array;
+}
+
+/** Non-blank lines of all code / doc files, and of the sampled ones: effective counts scale by their ratio. */
+export interface SampledLines {
+  code: { all: number; sampled: number };
+  doc: { all: number; sampled: number };
 }
 
 const round = (value: number) => Math.round(value * 1000) / 1000;
@@ -20,9 +23,10 @@ const round = (value: number) => Math.round(value * 1000) / 1000;
 const scaleUp = (count: number, sloc: { all: number; sampled: number }) =>
   sloc.sampled > 0 && sloc.all > sloc.sampled ? Math.round((count * sloc.all) / sloc.sampled) : count;
 
-/** Merges the per-worker samples into the engineering metrics (formulas in docs/ANALYSIS.md). */
+/** Merges the sampled files (in tree order) into the engineering metrics (formulas in docs/ANALYSIS.md). */
 export function engineeringMetrics(
-  passes: EngineeringSample[],
+  samples: Iterable<FileSample>,
+  sloc: SampledLines,
   counts: { codeFiles: number; testFiles: number },
 ): Engineering {
   const tokens = new Set<number>();
@@ -32,22 +36,16 @@ export function engineeringMetrics(
   let tokensTotal = 0;
   let shinglesSampled = 0;
   let codeLinesTotal = 0;
-  const codeSloc = { all: 0, sampled: 0 };
-  const docSloc = { all: 0, sampled: 0 };
-  for (const pass of passes) {
-    for (const hash of pass.tokenHashes) tokens.add(hash);
-    for (const hash of pass.shingleHashes) shingles.add(hash);
-    for (const hash of pass.codeLineHashes) codeLines.add(hash);
-    pass.docLineHashes.forEach((hash, i) => {
-      if (!docLines.has(hash)) docLines.set(hash, pass.docLineWords[i]!);
+  for (const sample of samples) {
+    for (const hash of sample.tokenHashes) tokens.add(hash);
+    for (const hash of sample.shingleHashes) shingles.add(hash);
+    for (const hash of sample.codeLineHashes) codeLines.add(hash);
+    sample.docLineHashes.forEach((hash, i) => {
+      if (!docLines.has(hash)) docLines.set(hash, sample.docLineWords[i]!);
     });
-    tokensTotal += pass.tokensTotal;
-    shinglesSampled += pass.shinglesSampled;
-    codeLinesTotal += pass.codeLinesTotal;
-    codeSloc.all += pass.codeSloc.all;
-    codeSloc.sampled += pass.codeSloc.sampled;
-    docSloc.all += pass.docSloc.all;
-    docSloc.sampled += pass.docSloc.sampled;
+    tokensTotal += sample.tokensTotal;
+    shinglesSampled += sample.shinglesSampled;
+    codeLinesTotal += sample.codeLinesTotal;
   }
   const unique5 = shinglesSampled > 0 ? shingles.size / shinglesSampled : 1;
   let docWords = 0;
@@ -58,8 +56,8 @@ export function engineeringMetrics(
   return {
     unique_5gram_ratio: round(unique5),
     type_token_ratio: tokensTotal > 0 ? round(tokens.size / tokensTotal) : 0,
-    effective_code_lines: scaleUp(codeLines.size, codeSloc),
-    effective_doc_words: scaleUp(docWords, docSloc),
+    effective_code_lines: scaleUp(codeLines.size, sloc.code),
+    effective_doc_words: scaleUp(docWords, sloc.doc),
     code_files: counts.codeFiles,
     test_files: counts.testFiles,
     padding_suspected: padding,

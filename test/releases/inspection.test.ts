@@ -8,6 +8,7 @@ import { upsertAdvisories } from '../../src/scan/advisory-store.js';
 import { toPublicScan } from '../../src/scan/report.js';
 import { BLOCKING_CASES, cleanToolkit } from '../fixtures/corpus.js';
 import { buildRepo, type Tree } from '../fixtures/git-repo.js';
+import { temporaryBlobStore } from '../support/blobs.js';
 import { ManualClock } from '../support/clock.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -16,6 +17,12 @@ const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
+
+async function blobStore() {
+  const { blobs, cleanup } = await temporaryBlobStore();
+  cleanups.push(cleanup);
+  return blobs;
+}
 
 async function repo(...trees: Tree[]) {
   const built = await buildRepo(trees);
@@ -29,7 +36,12 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
   const clock = new ManualClock();
   const open = async () => {
     database = await openTestDatabase(backend);
-    ctx = { database, clock, config: { cutWorkerTimeoutMs: 120_000 } } as unknown as AppContext;
+    ctx = {
+      database,
+      clock,
+      config: { cutWorkerTimeoutMs: 120_000 },
+      blobs: await blobStore(),
+    } as unknown as AppContext;
   };
   afterEach(async () => database?.close());
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../../src/context.js';
 import { inspectRelease } from '../../src/releases/inspection/inspect.js';
 import { toPublicScan } from '../../src/scan/report.js';
 import { buildRepo } from '../fixtures/git-repo.js';
+import { temporaryBlobStore } from '../support/blobs.js';
 import { ManualClock } from '../support/clock.js';
 import { openTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -21,7 +22,9 @@ describe('a release holding documented example credentials', () => {
   }, async () => {
     database = await openTestDatabase('pglite');
     const clock = new ManualClock();
-    const ctx = { database, clock, config: { cutWorkerTimeoutMs: 120_000 } } as unknown as AppContext;
+    const { blobs, cleanup } = await temporaryBlobStore();
+    cleanups.push(cleanup);
+    const ctx = { database, clock, config: { cutWorkerTimeoutMs: 120_000 }, blobs } as unknown as AppContext;
     const built = await buildRepo([
       {
         'README.md': '# Tool\n\nConfigure the AWS CLI as in its documentation.\n',

@@ -18,17 +18,19 @@ import { installBehaviour } from '../../scan/behaviour.js';
 import { checkLimits, withinTotals } from '../../scan/limits.js';
 import { checkPaths } from '../../scan/paths.js';
 import { summariseCapabilities } from '../../scan/report.js';
-import type { FileFacts, PassResult } from './file-pass.js';
+import { MAX_FILE_BYTES, unreadFile } from './file-pass.js';
+import { decodeFileResults, encodeFileResults } from './file-results.js';
 import {
   ANALYZER_VERSION,
   encodeTreeParts,
   type TreeAnalysis,
   type TreeAnalysisInput,
 } from './tree-analysis.js';
-import { runTreePass } from './tree-pass.js';
+import { passOverTree } from './tree-pass.js';
 
 /** Blobs this small (empty files, one-line configs) are shared by chance and say nothing about copying. */
 const MIN_BLOB_BYTES = 64;
+const NO_LINES = { code: { all: 0, sampled: 0 }, doc: { all: 0, sampled: 0 } };
 
 export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysis> {
   const entries = await listTree(input.repoPath, input.commit, input.treeLimits);
@@ -38,22 +40,19 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
   changes?.catch(() => {});
 
   // Past the size limits the release is blocked anyway: skip reading contents.
-  const passes: PassResult[] = withinTotals(entries)
-    ? await runTreePass(
-        input.repoPath,
-        entries.map((e, index) => ({ ...e, index })),
-        input.workers,
-      )
-    : [];
-  const facts = new Array<FileFacts | undefined>(entries.length);
-  for (const pass of passes) for (const f of pass.facts) facts[f.index] = f;
-  const kept = new Map<string, string>();
-  for (const pass of passes) for (const k of pass.kept) kept.set(k.path, k.text);
+  const pass = withinTotals(entries)
+    ? await passOverTree(input.repoPath, entries, decodeFileResults(input.earlierResults), input.workers)
+    : undefined;
+  const results = pass?.results ?? entries.map((e) => unreadFile(e.mode));
+  const kept = pass?.kept ?? new Map<string, string>();
   const links = new Map<string, string>();
-  for (const pass of passes) for (const l of pass.links) links.set(l.path, l.target);
+  entries.forEach((e, i) => {
+    const link = results[i]!.link;
+    if (link !== undefined) links.set(e.path, link);
+  });
 
   const files = entries.map((entry, i) => {
-    const fact = facts[i];
+    const fact = pass ? results[i]!.facts : undefined;
     return { ...entry, binary: fact?.binary ?? false, fact };
   });
   const analysed = files.filter((f) => !isVendored(f.path) && !isGenerated(f.path));
@@ -88,7 +87,7 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
   }));
   const components = analyseComponents(componentFiles, kept);
   const cadence = analyseCadence([...input.earlierDates, input.publishedAt], input.now, readmeText);
-  const engineering = engineeringMetrics(passes, {
+  const engineering = engineeringMetrics(pass?.samples ?? [], pass?.lines ?? NO_LINES, {
     codeFiles,
     testFiles: files.filter((f) => f.fact?.test).length,
   });
@@ -107,9 +106,9 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
     entries.map((e) => e.path),
   );
   const capabilityScan = summariseCapabilities({
-    hosts: passes.flatMap((p) => p.hosts),
-    env: passes.flatMap((p) => p.env),
-    tools: passes.flatMap((p) => p.tools),
+    hosts: entries.flatMap((e, i) => results[i]!.hosts.map((h) => ({ ...h, path: e.path }))),
+    env: entries.flatMap((e, i) => results[i]!.env.map((name) => ({ name, path: e.path }))),
+    tools: entries.flatMap((e, i) => results[i]!.tools.map((name) => ({ name, path: e.path }))),
     runs: [...behaviour.runs, ...components.runs],
     installRuns: behaviour.findings.length > 0,
   });
@@ -154,16 +153,21 @@ export async function analyseTree(input: TreeAnalysisInput): Promise<TreeAnalysi
     findings: [
       ...checkLimits(entries),
       ...checkPaths(entries, links),
-      ...passes.flatMap((p) => p.findings),
+      ...results.flatMap((r) => r.findings),
       ...behaviour.findings,
       ...capabilityScan.findings,
     ],
-    notes: passes.map((p) => p.notes),
+    notes: results.map((r) => r.notes),
     capabilities: capabilityScan.capabilities,
     dependencies: deps.dependencies,
     blobShas: entries.filter((e) => e.size >= MIN_BLOB_BYTES && e.mode !== '120000').map((e) => e.sha),
-    filesScanned: passes.reduce((n, p) => n + p.filesScanned, 0),
-    binarySkipped: passes.reduce((n, p) => n + p.binarySkipped, 0),
+    fileResults: pass ? encodeFileResults(pass.keep) : undefined,
+    filesRead: pass?.read ?? 0,
+    filesReused: pass?.reused ?? 0,
+    filesScanned: results.filter((r) => r.scanned).length,
+    binarySkipped: pass
+      ? results.filter((r, i) => r.facts.binary && entries[i]!.size <= MAX_FILE_BYTES).length
+      : 0,
     sbom: sbomAvailable
       ? buildSbom({
           channel: input.channel,

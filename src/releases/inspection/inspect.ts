@@ -1,7 +1,9 @@
+import { buffer } from 'node:stream/consumers';
 import type { DiffSummary } from '../../analysis/diff.js';
 import { recordAndCompareBlobs } from '../../analysis/originality.js';
 import type { Computed } from '../../analysis/types.js';
 import type { AppContext } from '../../context.js';
+import { BlobNotFoundError } from '../../platform/blobs/blobs.js';
 import { ensureAdvisorySeed } from '../../scan/advisory-import.js';
 import {
   advisoriesStale,
@@ -21,6 +23,9 @@ export interface InspectResult extends InspectionResult {
   computed: Omit<Computed, 'tree'>;
   scan: ScanReport;
   diffSummary: DiffSummary;
+  /** Files analysed now, and files whose results the previous release's kept results gave. */
+  filesRead: number;
+  filesReused: number;
 }
 
 /** Options for tests and benchmarks: worker threads for the file pass (0 = everything in-process). */
@@ -28,7 +33,7 @@ export interface InspectOptions {
   workers?: number;
 }
 
-type InspectDeps = Pick<AppContext, 'database' | 'clock' | 'config'>;
+type InspectDeps = Pick<AppContext, 'database' | 'clock' | 'config' | 'blobs'>;
 
 /** The context's inspector (`ctx.inspectRelease`): the real analysis and scan. */
 export function releaseInspector(deps: InspectDeps): ReleaseInspector {
@@ -48,11 +53,15 @@ export async function inspectRelease(
   const db = ctx.database.db;
   const now = ctx.clock.now();
   const channel = `${input.listing.owner}/${input.listing.slug}`;
+  const earlier = input.previous.at(-1);
   // A bad commit fails here, before anything is recorded.
   const tree = await analyseTreeOffThread({
     repoPath: input.repoPath,
     commit: input.commit,
-    previousCommit: input.previous.at(-1)?.commitSha,
+    previousCommit: earlier?.commitSha,
+    earlierResults: earlier
+      ? await readKept(ctx, fileResultsKey(input.listing.id, earlier.version))
+      : undefined,
     channel,
     version: input.version,
     publishedAt: input.publishedAt,
@@ -63,6 +72,13 @@ export async function inspectRelease(
     timeoutMs: options.workers === 0 ? undefined : ctx.config.cutWorkerTimeoutMs,
   });
 
+  if (tree.fileResults) {
+    await ctx.blobs.putBytes(
+      fileResultsKey(input.listing.id, input.version),
+      Buffer.from(tree.fileResults),
+      'application/octet-stream',
+    );
+  }
   const originality = await recordAndCompareBlobs(db, {
     listingId: input.listing.id,
     channel,
@@ -119,5 +135,23 @@ export async function inspectRelease(
     scannerVersion: SCANNER_VERSION,
     sbom: tree.sbom,
     diffSummary: tree.diffSummary,
+    filesRead: tree.filesRead,
+    filesReused: tree.filesReused,
   };
+}
+
+/** Where a release's per-file results are kept (`file-results.ts`), beside its SBOM. */
+function fileResultsKey(listingId: string, version: string): string {
+  return `releases/${listingId}/${version}/file-results.bin`;
+}
+
+/** The bytes under `key`, or none: an earlier release cut before results were kept has none. */
+async function readKept(ctx: InspectDeps, key: string): Promise<Buffer | undefined> {
+  try {
+    const { stream } = await ctx.blobs.open(key);
+    return await buffer(stream);
+  } catch (error) {
+    if (error instanceof BlobNotFoundError) return undefined;
+    throw error;
+  }
 }

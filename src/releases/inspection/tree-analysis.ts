@@ -10,7 +10,7 @@ import type { Capabilities, Finding, ScanNotes } from '../../scan/types.js';
  * analysis's modules (docs/DECISIONS.md, D-60).
  */
 
-export const ANALYZER_VERSION = '1.0.0';
+export const ANALYZER_VERSION = '1.1.0';
 
 /** Files per stored part of a release's file tree: about 60 KB of JSON, a few milliseconds for the embedded database. */
 export const TREE_PART_FILES = 1000;
@@ -41,6 +41,8 @@ export interface TreeAnalysisInput {
   now: Date;
   /** The configured tree limits (the defaults when omitted). */
   treeLimits?: TreeLimits;
+  /** An earlier release's file results (`encodeFileResults`): files it holds unchanged are not analysed again. */
+  earlierResults?: Uint8Array;
   /** Worker threads for the file pass; 0 runs everything in the calling thread. */
   workers?: number;
   /** When run in a worker: stop it after this long. */
@@ -60,6 +62,11 @@ export interface TreeAnalysis {
   dependencies: Dependency[];
   /** Blobs large enough to say something about copying, for originality. */
   blobShas: string[];
+  /** This release's file results for the next one (`encodeFileResults`); none past the size limits. */
+  fileResults: Uint8Array | undefined;
+  /** Files read and analysed now, and files whose results came from `earlierResults`. */
+  filesRead: number;
+  filesReused: number;
   filesScanned: number;
   binarySkipped: number;
   sbom: string | null;
