@@ -33,6 +33,8 @@ import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from '.
 import { refusalReport } from './refusal.js';
 import { fetchCutCommit, isSourceRefusal } from './sources.js';
 
+type InspectResult = Awaited<ReturnType<AppContext['inspectRelease']>>;
+
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
 
@@ -65,14 +67,21 @@ export async function runCut(
   const gitDir = repoPath(ctx.config, listing.owner, listing.slug);
   try {
     let release = await findRelease(db, listing.id, cut.version);
+    let analysis: Promise<InspectResult> | undefined;
     if (!release) {
-      release = await snapshot(ctx, listing, cut, gitDir);
+      const publishedAt = ctx.clock.now();
+      release = await snapshot(ctx, listing, cut, gitDir, publishedAt, () => {
+        // The tree is within the limits: its analysis runs beside the zip, on the other cores.
+        analysis = analyse(ctx, listing, cut.version, cut.commitSha, publishedAt, gitDir);
+        // Awaited by the inspection below, or dropped with a refused snapshot.
+        analysis.catch(() => {});
+      });
       // The release log lists it from now on, pending (or refused).
       ctx.listingEvents.announce(listing.owner, listing.slug);
       if (release.verdict !== 'pending') cutFinished(ctx, listing, cut, release.verdict);
     }
     if (release.verdict === 'pending') {
-      const verdict = await inspect(ctx, listing, release, gitDir).catch(async (error: unknown) => {
+      const verdict = await inspect(ctx, listing, release, gitDir, analysis).catch(async (error: unknown) => {
         if (!isRefusal(error)) throw error;
         const recorded = await recordVerdict(ctx, listing, release, gitDir, {
           verdict: 'fail',
@@ -136,6 +145,8 @@ async function snapshot(
   listing: Listing,
   cut: ReleaseCutRow,
   gitDir: string,
+  publishedAt: Date,
+  withinLimits: () => void,
 ): Promise<ReleaseRow> {
   const db = ctx.database.db;
   const previous = await previousCut(ctx, cut);
@@ -145,6 +156,7 @@ async function snapshot(
     await fetchCutCommit(ctx, listing, cut);
     // Before any git command that reads the whole tree: a tree bomb stops here.
     await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
+    withinLimits();
     const zip = path.join(tmp, 'artifact.zip');
     // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder.
     const artifact = await buildArtifact(
@@ -168,7 +180,7 @@ async function snapshot(
       await lockCreator(tx, listing.creatorId);
       await assertArtifactFits(tx, ctx.config, listing.creatorId, artifact);
       const release = await insertRelease(tx, {
-        ...releaseFields(ctx, listing, cut, changelog),
+        ...releaseFields(listing, cut, changelog, publishedAt),
         artifactKey: stored?.key ?? artifactKeyOf(artifact.sha256),
         artifactSha256: artifact.sha256,
         sizeBytes: artifact.sizeBytes,
@@ -180,7 +192,7 @@ async function snapshot(
     });
   } catch (error) {
     if (!isRefusal(error)) throw error;
-    return refuse(ctx, listing, cut, gitDir, previous, error);
+    return refuse(ctx, listing, cut, gitDir, previous, publishedAt, error);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
@@ -193,6 +205,7 @@ async function refuse(
   cut: ReleaseCutRow,
   gitDir: string,
   previous: ReleaseCutRow | undefined,
+  publishedAt: Date,
   refusal: AppError,
 ): Promise<ReleaseRow> {
   const changelog = await changelogFor(gitDir, cut, previous);
@@ -206,7 +219,7 @@ async function refuse(
   };
   const release = await recordAttested(ctx, listing, gitDir, cut.commitSha, verdict, async (tx) => {
     const inserted = await insertRelease(tx, {
-      ...releaseFields(ctx, listing, cut, changelog),
+      ...releaseFields(listing, cut, changelog, publishedAt),
       ...verdict,
       artifactKey: null,
       artifactSha256: null,
@@ -250,14 +263,14 @@ async function recordVerdict(
   return recorded !== undefined;
 }
 
-function releaseFields(ctx: AppContext, listing: Listing, cut: ReleaseCutRow, changelog: string) {
+function releaseFields(listing: Listing, cut: ReleaseCutRow, changelog: string, publishedAt: Date) {
   return {
     listingId: listing.id,
     version: cut.version,
     ...parseVersion(cut.version)!,
     tag: cut.tag,
     commitSha: cut.commitSha,
-    publishedAt: ctx.clock.now(),
+    publishedAt,
     changelog,
   };
 }
@@ -286,19 +299,22 @@ async function changelogFor(
   return message.length > MAX_CHANGELOG_CHARS ? `${message.slice(0, MAX_CHANGELOG_CHARS)}…` : message;
 }
 
-async function inspect(
+/** The analysis and scan of one version's commit (`ctx.inspectRelease`), against the releases below it. */
+async function analyse(
   ctx: AppContext,
   listing: Listing,
-  release: ReleaseRow,
+  version: string,
+  commit: string,
+  publishedAt: Date,
   gitDir: string,
-): Promise<ReleaseRow['verdict'] | undefined> {
-  const previous = await releasesBelow(ctx.database.db, listing.id, parseVersion(release.version)!);
-  const result = await ctx.inspectRelease({
+): Promise<InspectResult> {
+  const previous = await releasesBelow(ctx.database.db, listing.id, parseVersion(version)!);
+  return ctx.inspectRelease({
     repoPath: gitDir,
-    commit: release.commitSha,
+    commit,
     listing: { id: listing.id, owner: listing.owner, slug: listing.slug },
-    version: release.version,
-    publishedAt: release.publishedAt,
+    version,
+    publishedAt,
     previous: previous.map((row) => ({
       version: row.version,
       commitSha: row.commitSha,
@@ -307,6 +323,18 @@ async function inspect(
     hosting: await hostingMeta(ctx, listing),
     treeLimits: treeLimits(ctx.config),
   });
+}
+
+/** Records the inspection of a pending release: the analysis started beside its zip, or one run now (a retried cut). */
+async function inspect(
+  ctx: AppContext,
+  listing: Listing,
+  release: ReleaseRow,
+  gitDir: string,
+  started: Promise<InspectResult> | undefined,
+): Promise<ReleaseRow['verdict'] | undefined> {
+  const result = await (started ??
+    analyse(ctx, listing, release.version, release.commitSha, release.publishedAt, gitDir));
   let sbomKey: string | null = null;
   if (result.sbom !== null) {
     sbomKey = `releases/${listing.id}/${release.version}/sbom.json`;
