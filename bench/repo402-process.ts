@@ -25,7 +25,10 @@ const UNLIMITED = '100000000/60';
  * PGlite default in a fresh data directory, or on a PostgreSQL database made for this run.
  * `LOG_LEVEL=warn` so per-request log lines are not part of what is measured.
  */
-export async function startRepo402(database: DatabaseKind): Promise<Repo402Process> {
+export async function startRepo402(
+  database: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<Repo402Process> {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('run `npm run build` first');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'repo402-bench-'));
   let postgres: BenchDatabase | undefined;
@@ -44,6 +47,7 @@ export async function startRepo402(database: DatabaseKind): Promise<Repo402Proce
         RATE_LIMIT_AUTH: UNLIMITED,
         RATE_LIMIT_CREATOR: UNLIMITED,
         ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+        ...env,
       },
       { built: true },
     );

@@ -79,7 +79,7 @@ export async function registerCreator(server: SeedTarget, handle: string): Promi
   return { handle: created.handle, apiKey: created.api_key, key: await sshKeygen('ed25519') };
 }
 
-interface ListingView {
+export interface ListingView {
   id: string;
   owner: string;
   slug: string;
@@ -98,18 +98,7 @@ export async function publishHostedListing(
   listing: { slug: string; priceMicro: string; gitDir: string; version: string },
 ): Promise<SeededListing> {
   const { apiKey } = creator;
-  const created = await api<ListingView>(server.url, 'POST', '/api/listings', 201, {
-    apiKey,
-    body: {
-      source: 'hosted',
-      slug: listing.slug,
-      ssh_public_key: creator.key.publicKey,
-      price_micro: listing.priceMicro,
-      update_price_micro: '0',
-      description: 'Release notes from commits, for agents',
-      trigger_hint: 'When a tag is pushed',
-    },
-  });
+  const created = await createHostedListing(server, creator, listing);
   const push = await gitOverSsh(listing.gitDir, creator.key.file, ['push', created.remote, 'main', '--tags']);
   if (push.code !== 0) throw new Error(`git push to ${created.remote} failed: ${push.stderr}`);
   // A 100 MB release takes minutes to cut on a loaded two-core machine.
@@ -126,4 +115,24 @@ export async function publishHostedListing(
   }
   await api(server.url, 'POST', `/api/listings/${created.id}/publish`, 200, { apiKey });
   return { id: created.id, owner: created.owner, slug: created.slug, version: listing.version };
+}
+
+/** A draft hosted listing whose repository accepts pushes with the creator's key. */
+export async function createHostedListing(
+  server: Pick<SeedTarget, 'url'>,
+  creator: SeededCreator,
+  listing: { slug: string; priceMicro: string },
+): Promise<ListingView> {
+  return api<ListingView>(server.url, 'POST', '/api/listings', 201, {
+    apiKey: creator.apiKey,
+    body: {
+      source: 'hosted',
+      slug: listing.slug,
+      ssh_public_key: creator.key.publicKey,
+      price_micro: listing.priceMicro,
+      update_price_micro: '0',
+      description: 'Release notes from commits, for agents',
+      trigger_hint: 'When a tag is pushed',
+    },
+  });
 }
