@@ -6,7 +6,7 @@ import { releases } from '../../src/db/schema/index.js';
 import { repoPath } from '../../src/git/repos.js';
 import { cutJob } from '../../src/releases/jobs.js';
 import { findRelease } from '../../src/releases/store.js';
-import { generateLargeRepo } from '../fixtures/large-repo.js';
+import { commitChangedFiles, generateLargeRepo } from '../fixtures/large-repo.js';
 import { bearer, registerCreator } from '../identity/support.js';
 import { createHostedListing, sshKeygen } from '../listings/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -18,7 +18,8 @@ import { eventually } from './support.js';
  * and 19,000 files (text and binary) is generated into the listing's bare repository, cut by the
  * real job on the embedded database as `npm start` runs it (PGlite on the main thread, like the
  * API, its files on disk), while the event loop's delay is sampled and /api/health is polled; then
- * its manifest, the whole file tree, is read the same way. The bound is a correctness bound: one
+ * a second release changing 10 files, cut from the first's kept results, and the manifest, the
+ * whole file tree, are watched the same way. The bound is a correctness bound: one
  * stall over 200 ms is a failure. (The tests' in-memory database is not what anyone serves from:
  * there every file's buffer is regrown and copied as it grows, 100-500 ms at a time.)
  */
@@ -38,39 +39,44 @@ describe('a cut near the size limits', () => {
   });
 
   it(`keeps every event-loop stall under ${MAX_DELAY_MS} ms and answers /api/health throughout`, {
-    timeout: 240_000,
+    timeout: 360_000,
   }, async () => {
     const creator = await registerCreator(t);
     const key = await sshKeygen();
     const listing = await createHostedListing(t, creator.apiKey, key.publicKey, { price_micro: '1000000' });
     await generateLargeRepo(repoPath(t.config, listing.owner, listing.slug), SHAPE);
 
-    watch = watchResponsiveness(t);
-    const started = performance.now();
-    const sync = await t.app.inject({
-      method: 'POST',
-      url: `/api/listings/${listing.id}/sync`,
-      headers: bearer(creator.apiKey),
-      payload: {},
-    });
-    expect(sync.statusCode, sync.body).toBe(202);
-    await eventually(async () => {
-      const [row] = await t.ctx.database.db
-        .select({ verdict: releases.verdict })
-        .from(releases)
-        .where(and(eq(releases.listingId, listing.id), eq(releases.version, '1.0.0')));
-      return row && row.verdict !== 'pending' ? row : undefined;
-    }, 200_000);
-    const cutMs = performance.now() - started;
-    const seen = await watch.stop();
-    const release = (await findRelease(t.ctx.database.db, listing.id, '1.0.0'))!;
-    const summary = `cut of ${SHAPE.files} files in ${(cutMs / 1000).toFixed(1)} s; ${seen.summary}`;
-    expect(release.verdict, summary).toBe('pass');
-    expect(release.sizeBytes).toBeGreaterThan(0);
-    expect(seen.maxDelayMs, summary).toBeLessThan(MAX_DELAY_MS);
-    expect(seen.statuses).toEqual([200]);
-    expect(seen.healthMs.length, summary).toBeGreaterThan(10);
-    expect(Math.max(...seen.healthMs), summary).toBeLessThan(1000);
+    // The first cut reads every file; the second (10 files changed) takes the rest from the first's results.
+    for (const version of ['1.0.0', '1.0.1']) {
+      if (version === '1.0.1')
+        await commitChangedFiles(repoPath(t.config, listing.owner, listing.slug), 10, 'v1.0.1');
+      watch = watchResponsiveness(t);
+      const started = performance.now();
+      const sync = await t.app.inject({
+        method: 'POST',
+        url: `/api/listings/${listing.id}/sync`,
+        headers: bearer(creator.apiKey),
+        payload: {},
+      });
+      expect(sync.statusCode, sync.body).toBe(202);
+      await eventually(async () => {
+        const [row] = await t.ctx.database.db
+          .select({ verdict: releases.verdict })
+          .from(releases)
+          .where(and(eq(releases.listingId, listing.id), eq(releases.version, version)));
+        return row && row.verdict !== 'pending' ? row : undefined;
+      }, 200_000);
+      const cutMs = performance.now() - started;
+      const seen = await watch.stop();
+      const release = (await findRelease(t.ctx.database.db, listing.id, version))!;
+      const summary = `cut of ${version} in ${(cutMs / 1000).toFixed(1)} s; ${seen.summary}`;
+      expect(release.verdict, summary).toBe('pass');
+      expect(release.sizeBytes).toBeGreaterThan(0);
+      expect(seen.maxDelayMs, summary).toBeLessThan(MAX_DELAY_MS);
+      expect(seen.statuses).toEqual([200]);
+      expect(seen.healthMs.length, summary).toBeGreaterThan(version === '1.0.0' ? 10 : 0);
+      expect(Math.max(...seen.healthMs), summary).toBeLessThan(1000);
+    }
 
     // The tree (about 1.2 MB of JSON) is stored and read in parts, never in one statement.
     watch = watchResponsiveness(t);
