@@ -12,8 +12,16 @@
  * median round is reported: on a two-core machine one run of a few seconds moves by a tenth from
  * one try to the next, and alternating in rounds spreads that noise over both sides.
  *
+ * `--proxy` adds the deployed setups (issue 42): repo402 restarted on the same data with
+ * `TRUST_PROXY` naming the proxies in front (a list that includes 127.0.0.1, where autocannon
+ * connects from) or `true`, and every request carrying the `X-Forwarded-For` a proxy would add.
+ * Rate limits run in every setup (the limiter's hook counts each request by its client address);
+ * their budgets are raised out of reach (bench/repo402-process.ts) so no answer is a 429. The
+ * proxied setups measure the routes with a target, on the first database of `--db` only: what
+ * `TRUST_PROXY` changes is the HTTP layer, which is the same on both.
+ *
  * Usage: npm run bench -- [--duration 3] [--rounds 3] [--warmup 2] [--connections 50]
- *   [--db pglite|postgres|both] [--routes label,402,…] [--skip-memory]
+ *   [--db pglite|postgres|both] [--routes label,402,…] [--proxy none,list,true] [--skip-memory]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -32,6 +40,36 @@ const TARGET_RATIO = 0.6;
 const TARGET_P99_MS = 50;
 const MIXED_REQUESTS = 10_000;
 
+/** A deployment's proxies: a private range and the loopback address autocannon connects from. */
+const TRUSTED_PROXIES = '10.0.0.0/8,127.0.0.1';
+/** The client as the proxy in front reports it (a documentation address, RFC 5737). */
+const FORWARDED_FOR = '203.0.113.7';
+
+/** How the load reaches repo402: `none` directly, the others as through a proxy. */
+interface ProxySetup {
+  id: string;
+  /** `TRUST_PROXY` as the table shows it. */
+  shown: string;
+  env: Record<string, string>;
+  /** Added to every request, to repo402 and to the bare route alike. */
+  headers: Record<string, string>;
+}
+const PROXY_SETUPS: ProxySetup[] = [
+  { id: 'none', shown: 'unset', env: {}, headers: {} },
+  {
+    id: 'list',
+    shown: `\`${TRUSTED_PROXIES}\``,
+    env: { TRUST_PROXY: TRUSTED_PROXIES },
+    headers: { 'x-forwarded-for': FORWARDED_FOR },
+  },
+  {
+    id: 'true',
+    shown: '`true`',
+    env: { TRUST_PROXY: 'true' },
+    headers: { 'x-forwarded-for': FORWARDED_FOR },
+  },
+];
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const { values } = parseArgs({
@@ -42,6 +80,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     db: { type: 'string', default: 'both' },
     routes: { type: 'string' },
+    proxy: { type: 'string', default: PROXY_SETUPS.map((setup) => setup.id).join(',') },
     'skip-memory': { type: 'boolean', default: false },
   },
 });
@@ -65,6 +104,15 @@ const routeIds = values.routes?.split(',').map((id) => id.trim());
 const unknown = routeIds?.filter((id) => !ROUTE_IDS.includes(id));
 if (unknown?.length) throw new Error(`unknown route ${unknown.join(', ')}; known: ${ROUTE_IDS.join(', ')}`);
 const memory = !values['skip-memory'];
+const proxyIds = values.proxy.split(',').map((id) => id.trim());
+const unknownProxy = proxyIds.filter((id) => !PROXY_SETUPS.some((setup) => setup.id === id));
+if (unknownProxy.length || proxyIds.length === 0) {
+  throw new Error(
+    `--proxy expects some of ${PROXY_SETUPS.map((setup) => setup.id).join(', ')}, got ${values.proxy}`,
+  );
+}
+// In the table's order whatever the order asked, so the direct setup (with the memory readings) comes first.
+const proxySetups = PROXY_SETUPS.filter((setup) => proxyIds.includes(setup.id));
 
 /** On Ctrl-C the servers still stop, and the PostgreSQL database made for the run is dropped. */
 const running = new Set<{ stop(): Promise<void> }>();
@@ -114,6 +162,7 @@ function median(measured: Measured[]): Measured {
 interface Row {
   route: BenchRoute;
   database: DatabaseKind;
+  setup: ProxySetup;
   repo402: Measured;
   bare: Measured;
 }
@@ -129,7 +178,12 @@ const rows: Row[] = [];
 const memoryRows: MemoryRow[] = [];
 const notes: string[] = [];
 
-for (const database of databases) {
+for (const [index, database] of databases.entries()) {
+  const setups = index === 0 ? proxySetups : proxySetups.filter((setup) => setup.id === 'none');
+  if (setups.length === 0) {
+    notes.push(`${database}: not run (the proxied setups run on the first database of --db only)`);
+    continue;
+  }
   progress(`${database}: starting repo402`);
   const server = await startRepo402(database);
   running.add(server);
@@ -149,23 +203,6 @@ for (const database of databases) {
     );
 
     const routes = await benchRoutes(server.url, listing, routeIds);
-    const captured: CapturedResponse[] = [];
-    for (const route of routes) {
-      const answer = await capture(server.url, route.request);
-      if (answer.status !== route.status)
-        notes.push(`${database}: ${route.label} answered ${answer.status}, expected ${route.status}`);
-      captured.push(answer);
-    }
-    notes.push(
-      `${database}: answers served again by the bare route (status, body bytes): ${routes
-        .map(
-          (route, i) =>
-            `${route.id} ${captured[i]!.status} ${Buffer.byteLength(captured[i]!.body, 'base64')}`,
-        )
-        .join(', ')}`,
-    );
-    bare = await startBareServer(captured);
-    running.add(bare);
 
     if (large) {
       await remember('after seeding (two releases cut, one of 100 MB)');
@@ -188,17 +225,53 @@ for (const database of databases) {
       await remember('after the download', after);
     }
 
-    for (const route of routes) {
-      progress(`${database}: ${route.label}`);
-      const ours: Measured[] = [];
-      const theirs: Measured[] = [];
-      for (let round = 0; round < rounds; round++) {
-        ours.push(await measure(server.url, route, round === 0));
-        theirs.push(await measure(bare.url, route, round === 0));
+    for (const setup of setups) {
+      // The server starts direct: a proxied setup is the same data served by a restarted process.
+      if (setup.id !== 'none') {
+        progress(`${database}: restarting repo402 with TRUST_PROXY=${setup.env.TRUST_PROXY}`);
+        await server.restart(setup.env);
       }
-      rows.push({ route, database, repo402: median(ours), bare: median(theirs) });
+      const measured = routes
+        .filter((route) => setup.id === 'none' || route.target)
+        .map((route) => ({
+          ...route,
+          request: { ...route.request, headers: { ...route.request.headers, ...setup.headers } },
+        }));
+      // Captured again per setup, so the bare route sends every header this process sent.
+      const captured: CapturedResponse[] = [];
+      for (const route of measured) {
+        const answer = await capture(server.url, route.request);
+        if (answer.status !== route.status)
+          notes.push(
+            `${database}, TRUST_PROXY ${setup.shown}: ${route.label} answered ${answer.status}, expected ${route.status}`,
+          );
+        captured.push(answer);
+      }
+      notes.push(
+        `${database}, TRUST_PROXY ${setup.shown}: answers served again by the bare route (status, body bytes): ${measured
+          .map(
+            (route, i) =>
+              `${route.id} ${captured[i]!.status} ${Buffer.byteLength(captured[i]!.body, 'base64')}`,
+          )
+          .join(', ')}`,
+      );
+      bare = await startBareServer(captured);
+      running.add(bare);
+      for (const route of measured) {
+        progress(`${database}, TRUST_PROXY ${setup.shown}: ${route.label}`);
+        const ours: Measured[] = [];
+        const theirs: Measured[] = [];
+        for (let round = 0; round < rounds; round++) {
+          ours.push(await measure(server.url, route, round === 0));
+          theirs.push(await measure(bare.url, route, round === 0));
+        }
+        rows.push({ route, database, setup, repo402: median(ours), bare: median(theirs) });
+      }
+      running.delete(bare);
+      await bare.stop();
+      bare = undefined;
+      if (memory && setup.id === 'none') await remember('after the throughput runs');
     }
-    if (memory) await remember('after the throughput runs');
   } finally {
     for (const stoppable of [bare, server]) {
       if (!stoppable) continue;
@@ -220,13 +293,14 @@ const verdict = (row: Row, ratio: number) => {
 };
 const table = rows.map((row) => {
   const ratio = row.repo402.rps / row.bare.rps;
-  return `| ${row.route.label} | ${row.database} | ${row.repo402.rps} | ${row.bare.rps} | ${ratio.toFixed(2)} | ${row.repo402.p99} | ${row.bare.p99} | ${row.repo402.errors} / ${row.bare.errors} | ${verdict(row, ratio)} |`;
+  return `| ${row.route.label} | ${row.database} | ${row.setup.shown} | ${row.repo402.rps} | ${row.bare.rps} | ${ratio.toFixed(2)} | ${row.repo402.p99} | ${row.bare.p99} | ${row.repo402.errors} / ${row.bare.errors} | ${verdict(row, ratio)} |`;
 });
 const memoryTable = memoryRows.map((m) => `| ${m.database} | ${m.moment} | ${m.rssMb} | ${m.hwmMb} |`);
 const command = [
   'npm run bench --',
   `--duration ${duration} --rounds ${rounds} --warmup ${warmup} --connections ${connections} --db ${values.db}`,
   ...(routeIds ? [`--routes ${routeIds.join(',')}`] : []),
+  `--proxy ${proxySetups.map((setup) => setup.id).join(',')}`,
   ...(memory ? [] : ['--skip-memory']),
 ].join(' ');
 const cpus = os.cpus();
@@ -238,9 +312,10 @@ ${startedAt.toISOString()}; ${cpus.length} × ${cpus[0]?.model ?? 'CPU'}, ${Math
 Load average (1 / 5 / 15 min): ${load(loadAtStart)} at the start, ${load(loadAtEnd)} at the end; ${minutes} min in all.
 ${connections} connections; per route ${rounds} rounds of ${duration} s, repo402 then the bare route in each (after a ${warmup} s warm-up of each in the first), each side's median round shown.
 Targets (issue 18, public read routes): at least ${TARGET_RATIO} of the bare route, p99 at most ${TARGET_P99_MS} ms.
+Rate limits on in every row, budgets out of reach. TRUST_PROXY other than unset: repo402 restarted with it, each request (to both servers) carrying \`X-Forwarded-For: ${FORWARDED_FOR}\`.
 
-| route | database | repo402 req/s | bare req/s | ratio | repo402 p99 ms | bare p99 ms | errors or other status (repo402 / bare) | target |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| route | database | TRUST_PROXY | repo402 req/s | bare req/s | ratio | repo402 p99 ms | bare p99 ms | errors or other status (repo402 / bare) | target |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${table.join('\n')}
 ${
   memory

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startServerProcess } from '../test/support/process.js';
+import { ROOT, type ServerProcess, startServerProcess } from '../test/support/process.js';
 import { type BenchDatabase, createBenchDatabase } from './postgres.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -13,12 +13,23 @@ export interface Repo402Process {
   pid: number;
   dataDir: string;
   database: DatabaseKind;
+  /**
+   * Stops the server and starts it again on the same data (directory and database) with `env`
+   * added to the bench's own: settings read at start (`TRUST_PROXY`) are measured without seeding
+   * again. `url` and `pid` then name the new process.
+   */
+  restart(env: Record<string, string>): Promise<void>;
   /** SIGTERM, then the data directory and any PostgreSQL database made for it are removed. */
   stop(): Promise<void>;
 }
 
-/** Lifted out of the way: the benchmarks measure the routes, not the limiter (every client is 127.0.0.1). */
-const UNLIMITED = '100000000/60';
+/**
+ * Budgets no run reaches: every request is counted by the limiter's hook as in a deployment (its
+ * store, its key from the client address, its headers), and none is refused, so each run measures
+ * the route's answer rather than a 429 (autocannon is one client at 25,000 requests a second; the
+ * default public budget is 600 a minute).
+ */
+const UNREACHED = '100000000/60';
 
 /**
  * `repo402 serve` from the build, as `npm start` runs it, in a process of its own: on the embedded
@@ -36,31 +47,40 @@ export async function startRepo402(
     await postgres?.drop();
     await rm(dataDir, { recursive: true, force: true });
   };
-  try {
-    if (database === 'postgres') postgres = await createBenchDatabase();
-    const server = await startServerProcess(
+  const start = (env: Record<string, string>) =>
+    startServerProcess(
       {
         DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
-        RATE_LIMIT_PUBLIC: UNLIMITED,
-        RATE_LIMIT_MCP: UNLIMITED,
-        RATE_LIMIT_AUTH: UNLIMITED,
-        RATE_LIMIT_CREATOR: UNLIMITED,
+        RATE_LIMIT_PUBLIC: UNREACHED,
+        RATE_LIMIT_MCP: UNREACHED,
+        RATE_LIMIT_AUTH: UNREACHED,
+        RATE_LIMIT_CREATOR: UNREACHED,
         ...(postgres ? { DATABASE_URL: postgres.url } : {}),
         ...env,
       },
       { built: true },
     );
-    return {
+  try {
+    if (database === 'postgres') postgres = await createBenchDatabase();
+    let server: ServerProcess = await start({});
+    const repo402: Repo402Process = {
       url: server.url,
       pid: server.child.pid!,
       dataDir,
       database,
+      restart: async (env) => {
+        await server.stop();
+        server = await start(env);
+        repo402.url = server.url;
+        repo402.pid = server.child.pid!;
+      },
       stop: async () => {
         await server.stop();
         await cleanUp();
       },
     };
+    return repo402;
   } catch (error) {
     await cleanUp();
     throw error;

@@ -26,6 +26,7 @@ import {
 import { BODY_LIMITS, installJsonBodyParser } from './platform/http/json-body.js';
 import { pruneUnreferencedSchemas } from './platform/http/openapi-prune.js';
 import { requestIdFor } from './platform/http/request-id.js';
+import { trustProxyOption } from './platform/http/trust-proxy.js';
 import { validatorCompiler } from './platform/http/zod-validation.js';
 import { installRateLimits, rateLimitConfig } from './platform/limits/rate-limit.js';
 import {
@@ -54,7 +55,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: BODY_LIMITS.small,
-    trustProxy: config.trustProxy,
+    // A proxy list becomes a trust function that remembers its decisions (trust-proxy.ts).
+    trustProxy: trustProxyOption(config.trustProxy),
     clientErrorHandler: clientErrorHandler(config.baseUrl),
     frameworkErrors: frameworkErrorHandler(config.baseUrl, errorPage),
     // Fastify's own 503 while closing has a foreign body; the onRequest hook below answers instead.

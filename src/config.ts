@@ -85,7 +85,7 @@ export const EnvSchema = z.object({
     )
     .meta({
       description:
-        '`false`, or the comma-separated addresses/CIDRs of the proxies in front, whose `X-Forwarded-For` entries are trusted; `true` trusts every entry, so a client can choose the address its rate limits count unless the proxy replaces the header (warned at start). No hop count: it would trust a client that reaches the port directly',
+        'Which address the rate limits count as the client. `false`: the TCP peer; `X-Forwarded-For` is ignored. The comma-separated addresses/CIDRs of the proxies in front: from one of them, the `X-Forwarded-For` entry nearest the right that is not one of them (the leftmost when all are, the peer without the header); from any other peer, that peer, whatever it forwards. `true`: the leftmost entry, from any peer (the peer without the header), so a client can choose the address its rate limits count unless the proxy replaces the header (warned at start). No hop count: it would trust a client that reaches the port directly. Tested in `test/platform/trust-proxy.test.ts`',
     }),
   // Operations (docs/OPERATIONS.md, "Metrics and readiness").
   METRICS_TOKEN: z.string().trim().min(32, 'expected at least 32 characters').max(512).optional().meta({
