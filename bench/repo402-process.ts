@@ -47,7 +47,8 @@ export async function startRepo402(
     await postgres?.drop();
     await rm(dataDir, { recursive: true, force: true });
   };
-  const start = (env: Record<string, string>) =>
+  // `env` holds for every start; a restart adds its own.
+  const start = (extra: Record<string, string>) =>
     startServerProcess(
       {
         DATA_DIR: dataDir,
@@ -58,6 +59,7 @@ export async function startRepo402(
         RATE_LIMIT_CREATOR: UNREACHED,
         ...(postgres ? { DATABASE_URL: postgres.url } : {}),
         ...env,
+        ...extra,
       },
       { built: true },
     );
@@ -69,9 +71,9 @@ export async function startRepo402(
       pid: server.child.pid!,
       dataDir,
       database,
-      restart: async (env) => {
+      restart: async (extra) => {
         await server.stop();
-        server = await start(env);
+        server = await start(extra);
         repo402.url = server.url;
         repo402.pid = server.child.pid!;
       },
