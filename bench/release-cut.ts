@@ -84,7 +84,8 @@ try {
     throw new Error(`${version} was not cut within 15 minutes`);
   }
 
-  async function pushed(cwd: string, owner: SeededCreator, args: string[]) {
+  /** git as the creator runs it, with the listing's key. */
+  async function gitAs(cwd: string, owner: SeededCreator, args: string[]) {
     const push = await gitOverSsh(cwd, owner.key.file, args);
     if (push.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${push.stderr}`);
   }
@@ -94,12 +95,12 @@ try {
     slug: 'bench-large',
     priceMicro: '1000000',
   });
-  await pushed(large.gitDir, creator, ['push', bigListing.remote, 'main']);
+  await gitAs(large.gitDir, creator, ['push', bigListing.remote, 'main']);
   t = performance.now();
-  await pushed(large.gitDir, creator, ['push', bigListing.remote, 'v1.0.0']);
+  await gitAs(large.gitDir, creator, ['push', bigListing.remote, 'v1.0.0']);
   const first = await watch(bigListing.id, '1.0.0', t);
   t = performance.now();
-  await pushed(large.gitDir, creator, ['push', bigListing.remote, 'v1.0.1']);
+  await gitAs(large.gitDir, creator, ['push', bigListing.remote, 'v1.0.1']);
   const second = await watch(bigListing.id, '1.0.1', t);
 
   // The small repository: push to visible, one commit and tag at a time.
@@ -108,15 +109,15 @@ try {
     slug: 'bench-small',
     priceMicro: '1000000',
   });
-  await pushed(small, creator, ['push', smallListing.remote, 'main', 'v1.0.0']);
+  await gitAs(small, creator, ['push', smallListing.remote, 'main', 'v1.0.0']);
   await watch(smallListing.id, '1.0.0', performance.now());
   const listed: number[] = [];
   const verdicts: number[] = [];
   for (let i = 1; i <= PUSHES; i++) {
     await writeFile(path.join(small, 'src/module-0/file-0.ts'), `export const round = ${i};\n`);
-    await run('git', ['-C', small, 'commit', '-qam', `Round ${i}`], { env: { ...process.env, HOME: small } });
-    await run('git', ['-C', small, 'tag', `v1.0.${i}`]);
-    await pushed(small, creator, ['push', smallListing.remote, `v1.0.${i}`]);
+    await gitAs(small, creator, ['commit', '-qam', `Round ${i}`]);
+    await gitAs(small, creator, ['tag', `v1.0.${i}`]);
+    await gitAs(small, creator, ['push', smallListing.remote, `v1.0.${i}`]);
     const seen = await watch(smallListing.id, `1.0.${i}`, performance.now());
     listed.push(seen.listedMs);
     verdicts.push(seen.verdictMs);
