@@ -32,6 +32,7 @@ import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import { fetchCutCommit, isSourceRefusal } from './sources.js';
+import { enterCutStage } from './stage.js';
 
 /** A changelog is what a buyer reads in the log, not a creator's megabytes of tag message. */
 const MAX_CHANGELOG_CHARS = 20_000;
@@ -66,6 +67,7 @@ export async function runCut(
   try {
     let release = await findRelease(db, listing.id, cut.version);
     if (!release) {
+      await enterCutStage(ctx, listing, cut.version, 'snapshot');
       release = await snapshot(ctx, listing, cut, gitDir);
       // The release log lists it from now on, pending (or refused).
       ctx.listingEvents.announce(listing.owner, listing.slug);
@@ -306,7 +308,9 @@ async function inspect(
     })),
     hosting: await hostingMeta(ctx, listing),
     treeLimits: treeLimits(ctx.config),
+    onStage: (stage) => enterCutStage(ctx, listing, release.version, stage),
   });
+  await enterCutStage(ctx, listing, release.version, 'attestation');
   let sbomKey: string | null = null;
   if (result.sbom !== null) {
     sbomKey = `releases/${listing.id}/${release.version}/sbom.json`;

@@ -48,6 +48,7 @@ export async function inspectRelease(
   const db = ctx.database.db;
   const now = ctx.clock.now();
   const channel = `${input.listing.owner}/${input.listing.slug}`;
+  await input.onStage?.('analysis');
   // A bad commit fails here, before anything is recorded.
   const tree = await analyseTreeOffThread({
     repoPath: input.repoPath,
@@ -63,6 +64,7 @@ export async function inspectRelease(
     timeoutMs: options.workers === 0 ? undefined : ctx.config.cutWorkerTimeoutMs,
   });
 
+  await input.onStage?.('scan');
   const originality = await recordAndCompareBlobs(db, {
     listingId: input.listing.id,
     channel,
