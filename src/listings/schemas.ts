@@ -3,6 +3,7 @@ import { NAME_MAX_LENGTH, NAME_MIN_LENGTH, NAME_PATTERN, NAME_RULE } from '../id
 import { MicroUsdc, MicroUsdcInput } from '../platform/money/money.js';
 import { multiLineText, singleLineText } from '../platform/text-fields.js';
 import { scanHiddenUnicode } from '../scan/hidden-unicode.js';
+import { CUT_STAGES } from './cut-stages.js';
 import { LICENCES } from './data/licence-texts.js';
 
 /*
@@ -65,6 +66,20 @@ export const YankSchema = z
       'The operator yanked this release: it is neither sold nor served (its download and re-fetch answer `410 release_yanked`); it stays in the log and its attestation still verifies. A holder of it is granted the newest passing release free by GET /api/r/{owner}/{slug}. Absent when not yanked',
   });
 
+export const CutStageSchema = z
+  .object({
+    name: z.enum(CUT_STAGES).meta({
+      description:
+        '`snapshot`: the tagged commit is being zipped; `analysis`: every file is being read and analysed; `scan`: dependencies are being checked against advisories and the files against other listings; `attestation`: the verdict is being signed and recorded. Only moves forward',
+    }),
+    entered_at: z.iso.datetime().meta({ description: 'When the cut entered this stage' }),
+  })
+  .meta({
+    id: 'CutStage',
+    description:
+      'How far the cut of a release still in progress has got (an addition to SPEC.md; docs/RELEASES.md). Absent once the release has its verdict, and on cuts made before stages were recorded',
+  });
+
 export const ReleaseSchema = z
   .object({
     version: z.string().meta({ examples: ['1.2.0'] }),
@@ -109,6 +124,9 @@ export const ReleaseSchema = z
     attestation_url: z.string().optional().meta({
       description:
         'The release’s signed attestation (in-toto Statement v1 in a DSSE envelope); on the release log and the manifest page once the verdict is recorded',
+    }),
+    stage: CutStageSchema.optional().meta({
+      description: 'While `scan` is `pending`: the stage its cut has reached. Absent otherwise',
     }),
   })
   .meta({ id: 'Release' });
@@ -241,6 +259,10 @@ export const ListingCutSchema = z.object({
   failure_reason: z.string().nullable(),
   requested_at: z.iso.datetime(),
   finished_at: z.iso.datetime().nullable(),
+  stage: CutStageSchema.optional().meta({
+    description:
+      'A queued cut whose job has started: its stage (`snapshot` until its release is recorded, which then carries the stage). Absent while it waits for its job, and on a failed cut',
+  }),
 });
 
 /** A release tag that GitHub now points elsewhere (or nowhere); the release keeps its commit. */

@@ -1,5 +1,6 @@
 import { attestationUrl, KEYS_PATH } from '../attestations/urls.js';
 import type { App, AppContext } from '../context.js';
+import { CUT_STAGE_WORDS } from '../listings/cut-stages.js';
 import { VERSIONS_SOLD } from '../platform/errors.js';
 import { SITE_LINKS, SKILL_PATH } from '../platform/http/discovery-links.js';
 import {
@@ -13,7 +14,12 @@ import { formatUsd } from '../platform/money/usd.js';
 import type { PaymentNetwork } from '../platform/networks.js';
 import { offerFor } from '../purchases/pricing.js';
 import { recentReleases } from '../releases/service.js';
-import { type AdvisoryFlagBody, type ReleaseBody, releaseFeedUrl } from '../releases/views.js';
+import {
+  type AdvisoryFlagBody,
+  type CutStageBody,
+  type ReleaseBody,
+  releaseFeedUrl,
+} from '../releases/views.js';
 import { ADVISORY_MAX_AGE_DAYS } from '../scan/dependency-checks.js';
 import { escapeDisplay } from '../scan/paths.js';
 import { registerListingDocument } from './listing-document.js';
@@ -403,6 +409,7 @@ export function manifestPage(
                       >
                         {entry.scan}
                       </span>
+                      {entry.stage ? <CutProgress stage={entry.stage} /> : null}
                       {entry.advisory_flag ? (
                         <span class="badge bad" title={entry.advisory_flag.advisory_ids.join(', ')}>
                           flagged
@@ -450,4 +457,15 @@ function readmeForPage(readmeHtml: string): string {
     .replaceAll('<pre>', '<pre tabindex="0">')
     .replaceAll('<table>', `${tableScrollOpening('Table in the README')}<table>`)
     .replaceAll('</table>', `</table>${TABLE_SCROLL_CLOSING}`);
+}
+
+/** A pending release's cut as a sentence: what it is doing and since when. */
+function CutProgress({ stage }: { stage: CutStageBody }) {
+  return (
+    <span class="muted">
+      {' '}
+      {CUT_STAGE_WORDS[stage.name]} Since{' '}
+      <time datetime={stage.entered_at}>{stage.entered_at.slice(0, 16).replace('T', ' ')} UTC</time>.
+    </span>
+  );
 }

@@ -2,8 +2,8 @@ import type { AppContext } from '../context.js';
 import type { ListingReleases } from '../listings/routes.js';
 import { publishOwnListing } from './publish.js';
 import { headReleases, unfinishedCuts } from './service.js';
-import { computedParts, type ReleaseRow, tagChangesOf } from './store.js';
-import { shownRelease } from './views.js';
+import { computedParts, tagChangesOf } from './store.js';
+import { cutStageBody, type StagedRelease, shownRelease } from './views.js';
 
 /** What the listing routes show of a listing's releases, and publishing, which the verdicts decide. */
 export function listingReleases(ctx: AppContext): ListingReleases {
@@ -19,7 +19,8 @@ export function listingReleases(ctx: AppContext): ListingReleases {
       return new Map(
         listings.map((listing) => {
           const { latest, newest } = heads.get(listing.id)!;
-          const shown = (row: ReleaseRow | null) => row && shownRelease(row, listing, licences.get(row.id));
+          const shown = (row: StagedRelease | null) =>
+            row && shownRelease(row, listing, licences.get(row.id));
           return [listing.id, { latest: shown(latest), newest: shown(newest) }];
         }),
       );
@@ -34,6 +35,9 @@ export function listingReleases(ctx: AppContext): ListingReleases {
         failure_reason: cut.failureReason,
         requested_at: cut.requestedAt.toISOString(),
         finished_at: cut.finishedAt?.toISOString() ?? null,
+        ...(cut.state === 'queued' && cut.stage && cut.stageAt
+          ? { stage: cutStageBody({ stage: cut.stage, at: cut.stageAt }) }
+          : {}),
       }));
     },
     async tagChanges(listingId) {

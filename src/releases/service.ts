@@ -11,6 +11,7 @@ import { AppError } from '../platform/errors.js';
 import { type Prebuilt, prebuilt } from '../platform/http/prebuilt.js';
 import { parseVersion, VERSION_PATTERN } from '../platform/versions.js';
 import {
+  cutStagesOf,
   cutsOf,
   findRelease,
   newestRelease,
@@ -19,7 +20,13 @@ import {
   type ReleaseRow,
   releasePage,
 } from './store.js';
-import { type PricesInForce, type ReleaseBody, type ReleaseLinks, releaseBody } from './views.js';
+import {
+  type PricesInForce,
+  type ReleaseBody,
+  type ReleaseLinks,
+  releaseBody,
+  type StagedRelease,
+} from './views.js';
 
 /**
  * Any release of the log, as stored (money as `bigint`); format it for the wire with
@@ -69,6 +76,20 @@ export function openArtifact(
   return ctx.blobs.open(release.artifactKey);
 }
 
+/**
+ * The rows with, on each pending release, the stage its cut has reached: one query, and only when
+ * a release is pending (most logs have none).
+ */
+async function withCutStages<T extends ReleaseRow>(db: Db, rows: T[]): Promise<Array<T & StagedRelease>> {
+  const pending = rows.filter((row) => row.verdict === 'pending').map((row) => row.id);
+  if (pending.length === 0) return rows;
+  const stages = await cutStagesOf(db, pending);
+  return rows.map((row) => {
+    const cutStage = stages.get(row.id);
+    return cutStage ? { ...row, cutStage } : row;
+  });
+}
+
 /** The newest releases of any verdict, newest first, as SPEC Release objects (the manifest page's log excerpt). */
 export async function recentReleases(
   db: Db,
@@ -76,20 +97,23 @@ export async function recentReleases(
   limit: number,
   links: ReleaseLinks,
 ): Promise<ReleaseBody[]> {
-  return (await releasePage(db, listing.id, limit)).map((row) => releaseBody(row, listing, links));
+  const rows = await withCutStages(db, await releasePage(db, listing.id, limit));
+  return rows.map((row) => releaseBody(row, listing, links));
 }
 
 /** The newest passing and the newest release of any verdict, for each listing (listing views). */
 export async function headReleases(
   db: Db,
   listingIds: string[],
-): Promise<Map<string, { latest: Release | null; newest: LoggedRelease | null }>> {
+): Promise<Map<string, { latest: Release | null; newest: StagedRelease | null }>> {
   const [passing, any] = await Promise.all([
     newestReleasesOf(db, listingIds, { passing: true }),
     newestReleasesOf(db, listingIds),
   ]);
+  // The newest release may be pending: the listing view shows how far its cut has got.
+  const newest = new Map((await withCutStages(db, [...any.values()])).map((row) => [row.listingId, row]));
   return new Map(
-    listingIds.map((id) => [id, { latest: withArtifact(passing.get(id)), newest: any.get(id) ?? null }]),
+    listingIds.map((id) => [id, { latest: withArtifact(passing.get(id)), newest: newest.get(id) ?? null }]),
   );
 }
 
@@ -117,12 +141,12 @@ async function releasePageOf(
   db: Db,
   listingId: string,
   cursor: string | undefined,
-): Promise<{ releases: LoggedRelease[]; nextCursor: string | null }> {
+): Promise<{ releases: StagedRelease[]; nextCursor: string | null }> {
   const before = cursor ? parseVersion(decodeCursor(cursor, LogCursor).v) : undefined;
   const rows = await releasePage(db, listingId, RELEASE_LOG_PAGE_SIZE + 1, before);
   const page = rows.slice(0, RELEASE_LOG_PAGE_SIZE);
   return {
-    releases: page,
+    releases: await withCutStages(db, page),
     nextCursor: rows.length > RELEASE_LOG_PAGE_SIZE ? encodeCursor({ v: page.at(-1)!.version }) : null,
   };
 }
@@ -227,7 +251,7 @@ export async function ownReleaseLog(
   creatorId: string,
   listingId: string,
   cursor?: string,
-): Promise<{ releases: LoggedRelease[]; nextCursor: string | null; prices: PricesInForce }> {
+): Promise<{ releases: StagedRelease[]; nextCursor: string | null; prices: PricesInForce }> {
   const listing = await ownedListing(db, creatorId, listingId);
   return { ...(await releasePageOf(db, listing.id, cursor)), prices: listing };
 }

@@ -19,6 +19,7 @@ import {
 } from 'drizzle-orm';
 import { type Db, selectRows } from '../db/connect.js';
 import { githubDeliveries, listings, releaseCuts, releases, tagChanges } from '../db/schema/index.js';
+import { CUT_STAGES, type CutStage } from '../listings/cut-stages.js';
 import type { Version } from '../platform/versions.js';
 
 /**
@@ -245,6 +246,9 @@ export async function reclaimCut(
       holdsVersion: true,
       failureReason: null,
       finishedAt: null,
+      // A new run of the cut starts from the beginning.
+      stage: null,
+      stageAt: null,
     })
     .where(
       and(
@@ -319,6 +323,58 @@ export async function finishCut(
       holdsVersion: !(state === 'failed' && options.givesVersionBack === true),
     })
     .where(and(eq(releaseCuts.id, id), eq(releaseCuts.state, 'queued')));
+}
+
+/**
+ * Moves the running cut of `listingId`'s `version` to `stage`, entered `at`, unless it is at that
+ * stage or past it already (stages may come to overlap, and a retried job passes them again) or
+ * the cut has ended. The cut's natural key, rather than its id, so that the inspection's callers
+ * need only the release. True when the stage moved.
+ */
+export async function markCutStage(
+  db: Db,
+  cut: { listingId: string; version: string },
+  stage: CutStage,
+  at: Date,
+): Promise<boolean> {
+  const earlier = CUT_STAGES.slice(0, CUT_STAGES.indexOf(stage));
+  const rows = await db
+    .update(releaseCuts)
+    .set({ stage, stageAt: at })
+    .where(
+      and(
+        eq(releaseCuts.listingId, cut.listingId),
+        eq(releaseCuts.version, cut.version),
+        inArray(releaseCuts.state, ['queued', 'cut']),
+        earlier.length > 0
+          ? or(isNull(releaseCuts.stage), inArray(releaseCuts.stage, earlier))
+          : isNull(releaseCuts.stage),
+      ),
+    )
+    .returning({ id: releaseCuts.id });
+  return rows.length === 1;
+}
+
+/** Where a running cut has got: its stage and when it entered it. */
+export interface CutStageRow {
+  stage: CutStage;
+  at: Date;
+}
+
+/** The stage each of these releases' cuts has reached, by release id (releases whose cut has none are left out). */
+export async function cutStagesOf(db: Db, releaseIds: string[]): Promise<Map<string, CutStageRow>> {
+  if (releaseIds.length === 0) return new Map();
+  const rows = await db
+    .select({ id: releases.id, stage: releaseCuts.stage, at: releaseCuts.stageAt })
+    .from(releases)
+    .innerJoin(
+      releaseCuts,
+      and(eq(releaseCuts.listingId, releases.listingId), eq(releaseCuts.version, releases.version)),
+    )
+    .where(and(inArray(releases.id, releaseIds), isNotNull(releaseCuts.stage)));
+  return new Map(
+    rows.flatMap((row) => (row.stage && row.at ? [[row.id, { stage: row.stage, at: row.at }]] : [])),
+  );
 }
 
 /** Cuts still queued that were requested before `before`: their job may have been lost. */

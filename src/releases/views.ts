@@ -1,11 +1,20 @@
 import type { z } from 'zod';
 import { attestationUrl } from '../attestations/urls.js';
-import type { AdvisoryFlagSchema, ReleaseSchema, YankSchema } from '../listings/schemas.js';
+import type { AdvisoryFlagSchema, CutStageSchema, ReleaseSchema, YankSchema } from '../listings/schemas.js';
 import type { ShownRelease } from '../listings/views.js';
 import { formatMicroUsdc } from '../platform/money/money.js';
-import type { ReleaseRow } from './store.js';
+import type { CutStageRow, ReleaseRow } from './store.js';
 
 export type ReleaseBody = z.infer<typeof ReleaseSchema>;
+export type CutStageBody = z.infer<typeof CutStageSchema>;
+
+/** A release as read for the log, with the stage its cut has reached while it is pending (`withCutStages`). */
+export type StagedRelease = ReleaseRow & { cutStage?: CutStageRow };
+
+/** A running cut's stage for the wire. */
+export function cutStageBody(stage: CutStageRow): CutStageBody {
+  return { name: stage.stage, entered_at: stage.at.toISOString() };
+}
 export type AdvisoryFlagBody = z.infer<typeof AdvisoryFlagSchema>;
 export type YankBody = z.infer<typeof YankSchema>;
 
@@ -46,7 +55,7 @@ export interface PricesInForce {
  * Its prices are the listing's in force now (`prices`), beside the ones it first went on sale at.
  * With `links`, a release whose verdict is recorded links its attestation.
  */
-export function releaseBody(row: ReleaseRow, prices: PricesInForce, links?: ReleaseLinks): ReleaseBody {
+export function releaseBody(row: StagedRelease, prices: PricesInForce, links?: ReleaseLinks): ReleaseBody {
   return {
     version: row.version,
     tag: row.tag,
@@ -74,6 +83,8 @@ export function releaseBody(row: ReleaseRow, prices: PricesInForce, links?: Rele
     ...(links && row.verdict !== 'pending'
       ? { attestation_url: attestationUrl(links.baseUrl, links.owner, links.slug, row.version) }
       : {}),
+    // A verdict ends the cut: its last stage is history, not progress.
+    ...(row.verdict === 'pending' && row.cutStage ? { stage: cutStageBody(row.cutStage) } : {}),
   };
 }
 
@@ -93,6 +104,10 @@ export function withYank(row: { yankedAt: Date | null; yankReason: string | null
 }
 
 /** A release as the creator's listing views show it: its Release body with the full scan report (and, for a listing's head releases, the licence found). */
-export function shownRelease(row: ReleaseRow, prices: PricesInForce, licence: unknown = null): ShownRelease {
+export function shownRelease(
+  row: StagedRelease,
+  prices: PricesInForce,
+  licence: unknown = null,
+): ShownRelease {
   return { id: row.id, body: releaseBody(row, prices), scanReport: row.scan, licence };
 }

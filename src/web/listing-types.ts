@@ -1,6 +1,13 @@
+import type { CutStage } from '../listings/cut-stages.js';
 import type { ScanReport } from '../scan/types.js';
 
 /** The parts of the service's Listing and ListingRelease documents the app reads (see the OpenAPI document). */
+
+/** How far a running cut has got (`CutStage` in the OpenAPI document). */
+export interface CutStageView {
+  name: CutStage;
+  entered_at: string;
+}
 
 export interface ListingRelease {
   version: string;
@@ -21,6 +28,8 @@ export interface ListingRelease {
   price_micro: string | null;
   update_price_micro: string;
   scan_report?: ScanReport | null;
+  /** While `scan` is `pending`. */
+  stage?: CutStageView;
 }
 
 export interface Listing {
@@ -49,6 +58,8 @@ export interface Listing {
     state: 'queued' | 'failed';
     failure_reason: string | null;
     requested_at: string;
+    /** Once a queued cut's job has started. */
+    stage?: CutStageView;
   }>;
   /** The newest passing release (the one on sale once published). */
   latest_release: ListingRelease | null;

@@ -65,7 +65,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   moderation: ['webhooks', 'releases', 'listings', 'identity', 'platform', 'db'],
   mcp: ['attestations', 'public', 'purchases', 'x402', 'releases', 'listings', 'identity', 'platform', 'db'],
   // The browser bundle: types from anywhere below, code only from BROWSER_SAFE.
-  web: ['scan', 'platform', 'identity'],
+  web: ['scan', 'listings', 'platform', 'identity'],
 };
 /** Server files whose code the browser bundle may include: pure, no Node built-ins, no database. */
 const BROWSER_SAFE = new Set([
@@ -73,6 +73,7 @@ const BROWSER_SAFE = new Set([
   'platform/error-catalogue.ts',
   'platform/versions.ts',
   'identity/handles.ts',
+  'listings/cut-stages.ts',
 ]);
 /** Files at the top of src/ every folder may import: the shared context and configuration types. */
 const CONTRACT = new Set(['context.ts', 'config.ts']);

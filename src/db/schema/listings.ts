@@ -183,6 +183,14 @@ export const releaseCuts = pgTable(
     holdsVersion: boolean('holds_version').notNull().default(true),
     requestedAt: at('requested_at').notNull(),
     finishedAt: at('finished_at'),
+    /**
+     * How far the running cut has got (`CUT_STAGES`, src/listings/cut-stages.ts) and since when;
+     * null until its job starts. Kept here, not on the release, because the snapshot stage comes
+     * before the release row exists. It only moves forward; once the release has its verdict it is
+     * no longer shown.
+     */
+    stage: text('stage', { enum: ['snapshot', 'analysis', 'scan', 'attestation'] }),
+    stageAt: at('stage_at'),
   },
   (table) => [
     uniqueIndex('release_cuts_listing_version').on(table.listingId, table.version),

@@ -32,6 +32,7 @@ import { recordAttested, type VerdictRecord } from './attest.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import { fetchCutCommit, isSourceRefusal } from './sources.js';
+import { enterCutStage } from './stage.js';
 
 type InspectResult = Awaited<ReturnType<AppContext['inspectRelease']>>;
 
@@ -69,6 +70,7 @@ export async function runCut(
     let release = await findRelease(db, listing.id, cut.version);
     let analysis: Promise<InspectResult> | undefined;
     if (!release) {
+      await enterCutStage(ctx, listing, cut.version, 'snapshot');
       const publishedAt = ctx.clock.now();
       release = await snapshot(ctx, listing, cut, gitDir, publishedAt, () => {
         // The tree is within the limits: its analysis runs beside the zip, on the other cores.
@@ -322,6 +324,7 @@ async function analyse(
     })),
     hosting: await hostingMeta(ctx, listing),
     treeLimits: treeLimits(ctx.config),
+    onStage: (stage) => enterCutStage(ctx, listing, version, stage),
   });
 }
 
@@ -335,6 +338,7 @@ async function inspect(
 ): Promise<ReleaseRow['verdict'] | undefined> {
   const result = await (started ??
     analyse(ctx, listing, release.version, release.commitSha, release.publishedAt, gitDir));
+  await enterCutStage(ctx, listing, release.version, 'attestation');
   let sbomKey: string | null = null;
   if (result.sbom !== null) {
     sbomKey = `releases/${listing.id}/${release.version}/sbom.json`;

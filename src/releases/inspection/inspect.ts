@@ -54,6 +54,7 @@ export async function inspectRelease(
   const now = ctx.clock.now();
   const channel = `${input.listing.owner}/${input.listing.slug}`;
   const earlier = input.previous.at(-1);
+  await input.onStage?.('analysis');
   // A bad commit fails here, before anything is recorded.
   const tree = await analyseTreeOffThread({
     repoPath: input.repoPath,
@@ -79,6 +80,7 @@ export async function inspectRelease(
       'application/octet-stream',
     );
   }
+  await input.onStage?.('scan');
   const originality = await recordAndCompareBlobs(db, {
     listingId: input.listing.id,
     channel,

@@ -1,5 +1,6 @@
 import type { TreeLimits } from '../../git/tree.js';
 import type { OwnerMeta, RepoMeta } from '../../github/client.js';
+import type { CutStage } from '../../listings/cut-stages.js';
 
 /** SPEC.md `computed.repo_meta` and `computed.owner`; a field with no source is null, never invented. */
 export interface HostingMeta {
@@ -27,6 +28,11 @@ export interface InspectionInput {
   treeLimits?: TreeLimits;
   /** `computed.repo_meta` and `computed.owner` (null when omitted). */
   hosting?: HostingMeta;
+  /**
+   * Called as the inspection enters each of its stages, so the cut can show its progress; the
+   * inspector waits for it and knows nothing of where it is recorded.
+   */
+  onStage?: (stage: Extract<CutStage, 'analysis' | 'scan'>) => Promise<void>;
 }
 
 export interface InspectionResult {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { CUT_STAGE_WORDS } from '../../listings/cut-stages.js';
 import { parseUsd } from '../../platform/money/usd.js';
 import { ApiError, api, query } from '../api.js';
 import { CopyBlock } from '../components/copy.js';
@@ -9,8 +10,8 @@ import { MoreButton } from '../components/more-button.js';
 import { microFromDollars, PriceInput, pricedProblems } from '../components/price-fields.js';
 import { ScanReportView, Verdict } from '../components/scan-report.js';
 import type { FormField } from '../errors.js';
-import { dollarsField, plural, shortHex, usd, when } from '../format.js';
-import type { Listing, ListingRelease } from '../listing-types.js';
+import { dollarsField, plural, shortHex, usd, utc, when } from '../format.js';
+import type { CutStageView, Listing, ListingRelease } from '../listing-types.js';
 import { type Loaded, useLoad, usePaged, usePoll } from '../use-load.js';
 
 const LICENCES = ['MIT', 'Apache-2.0', 'BSD-3-Clause', 'MPL-2.0'] as const;
@@ -35,6 +36,14 @@ export function ListingPage({ id }: { id: string }) {
   // every 2 seconds while the tab is in view: a release the service has shows here within about
   // 2 seconds. The releases, with their scan reports, are read again only when it changes.
   usePoll(listing.data?.status !== 'retired', listing.reload, 2000);
+  // The listing document names only the newest release: an older one still being inspected (several
+  // tags pushed at once) is followed by reading the releases themselves while it lasts.
+  const newestVersion = listing.data?.newest_release?.version;
+  usePoll(
+    releases.items.some((release) => release.scan === 'pending' && release.version !== newestVersion),
+    releases.reload,
+    2000,
+  );
   const releasesShown = releaseSignature(listing.data);
   const firstSignature = useRef(releasesShown);
   useEffect(() => {
@@ -117,7 +126,8 @@ function Progress({
         cut.state === 'queued' ? (
           <p key={cut.version}>
             <span class="spinner" aria-hidden="true" /> Cutting {cut.version} from <code>{cut.tag}</code> (
-            {shortHex(cut.commit_sha, 5)}): snapshot queued.
+            {shortHex(cut.commit_sha, 5)}):{' '}
+            {cut.stage ? <StageWords stage={cut.stage} /> : 'snapshot queued.'}
           </p>
         ) : (
           <p key={cut.version} class="bad">
@@ -127,11 +137,25 @@ function Progress({
       )}
       {inspecting.map((release) => (
         <p key={release.version}>
-          <span class="spinner" aria-hidden="true" /> {release.version}: analysing and scanning.
+          <span class="spinner" aria-hidden="true" /> {release.version}:{' '}
+          {release.stage ? <StageWords stage={release.stage} /> : 'analysing and scanning.'}
         </p>
       ))}
       {working ? <p class="muted small">This updates by itself.</p> : null}
     </div>
+  );
+}
+
+/** What a running cut is doing, and since when (in the reader's time; UTC on hover). */
+function StageWords({ stage }: { stage: CutStageView }) {
+  return (
+    <>
+      {CUT_STAGE_WORDS[stage.name]} Since{' '}
+      <time datetime={stage.entered_at} title={utc(stage.entered_at)}>
+        {when(stage.entered_at)}
+      </time>
+      .
+    </>
   );
 }
 
@@ -531,7 +555,9 @@ function ChangeSummary({
 /** What the releases list shows, as the listing document names it: changes when a release comes or changes. */
 function releaseSignature(listing: Listing | undefined): string {
   if (!listing) return '';
-  const release = (r: ListingRelease | null | undefined) => (r ? `${r.version}:${r.scan}` : '');
+  // A pending release's stage too: the progress shown is read from the releases.
+  const release = (r: ListingRelease | null | undefined) =>
+    r ? `${r.version}:${r.scan}:${r.stage?.name ?? ''}` : '';
   const cuts = (listing.cuts ?? []).map((cut) => `${cut.version}:${cut.state}`);
   return JSON.stringify([release(listing.latest_release), release(listing.newest_release), cuts]);
 }
