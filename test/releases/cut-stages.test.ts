@@ -22,8 +22,9 @@ import { commitFile, eventually, workRepo } from './support.js';
  * runs, shown on a pending release in the public and the creator's release logs, on the listing's
  * page in words, and on a cut that has no release yet in the listing answer's `cuts`. The cut is
  * real (a tag pushed into the listing's repository, then sync) and so is its inspection; the test
- * holds it at each stage boundary (the snapshot's zip upload, the inspector's stage callback, the
- * SBOM upload before the attestation) and looks at what each reader shows there.
+ * holds it at each stage boundary (the inspector's start, which comes beside the zip, with the
+ * zip's upload held too; the inspector's stage callback; the SBOM upload before the attestation)
+ * and looks at what each reader shows there.
  */
 
 let key: SshKey;
@@ -34,6 +35,8 @@ beforeAll(async () => {
 interface Gate {
   /** Resolves once the cut waits here. */
   reached: Promise<void>;
+  /** Resolves once the test opens the gate. */
+  opened: Promise<void>;
   open(): void;
   /** Called by the cut: waits until the test opens the gate. */
   pass(): Promise<void>;
@@ -50,6 +53,7 @@ function gate(): Gate {
   });
   return {
     reached,
+    opened,
     open,
     pass: async () => {
       reach();
@@ -158,23 +162,30 @@ describe.each(BACKENDS)("a cut's stage on %s", (backend) => {
       reached.push(stage);
       return gates[stage].pass();
     };
-    // The real inspector, held after each stage it reports has been recorded.
+    // The real inspector, held as it starts (the analysis begins beside the zip, in the snapshot
+    // stage) and after each stage it reports has been recorded.
     const inspector = t.ctx.inspectRelease;
-    t.ctx.inspectRelease = (input) =>
-      inspector({
+    t.ctx.inspectRelease = async (input) => {
+      await hold('snapshot');
+      return inspector({
         ...input,
         onStage: async (stage) => {
           await input.onStage?.(stage);
+          // The zip was let go with the snapshot's gate: each later stage is looked at on the
+          // pending release it records.
+          await eventually(() => findRelease(t.ctx.database.db, listing.id, input.version), 60_000);
           await hold(stage);
         },
       });
-    // The real blob store, held at the snapshot's zip and at the SBOM stored before the attestation.
+    };
+    // The real blob store: the snapshot's zip waits until the snapshot stage has been looked at,
+    // and the SBOM stored before the attestation is held.
     const blobs = t.ctx.blobs;
     t.ctx.blobs = new Proxy(blobs, {
       get(target, property) {
         if (property === 'putFile') {
           return async (...args: Parameters<typeof blobs.putFile>) => {
-            await hold('snapshot');
+            await gates.snapshot.opened;
             return target.putFile(...args);
           };
         }
