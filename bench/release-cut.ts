@@ -71,6 +71,16 @@ try {
     for (const deadline = Date.now() + 15 * 60_000; Date.now() < deadline; ) {
       const view = await api<ListingView>(server.url, 'GET', `/api/listings/${listingId}`, 200, {
         apiKey: creator.apiKey,
+      }).catch((error: unknown) => {
+        let alive = true;
+        try {
+          process.kill(server.pid, 0);
+        } catch {
+          alive = false;
+        }
+        throw new Error(`reading ${version}'s listing failed; the server is ${alive ? 'running' : 'gone'}`, {
+          cause: error,
+        });
       });
       // A passing release is the latest; a pending or failing one newer than it is `newest_release`.
       const passed = view.latest_release?.version === version;

@@ -13,8 +13,9 @@ export type CutStage = (typeof CUT_STAGES)[number];
 
 /** What a cut is doing in each stage, as the manifest page and the creator app say it. */
 export const CUT_STAGE_WORDS: Record<CutStage, string> = {
-  snapshot: 'Taking the snapshot: zipping the tagged commit…',
-  analysis: 'Reading and analysing every file…',
-  scan: 'Scanning for secrets and vulnerable dependencies…',
+  snapshot: 'Checking the tagged commit against the size limits…',
+  // The zip is built beside the analysis (docs/DECISIONS.md, D-188).
+  analysis: 'Zipping the snapshot and reading every file for secrets, hidden Unicode and capabilities…',
+  scan: 'Checking dependencies against known vulnerabilities and malware…',
   attestation: 'Signing the attestation and recording the verdict…',
 };

@@ -227,7 +227,7 @@ describe.each(BACKENDS)("a cut's stage on %s", (backend) => {
         const page = await t.app.inject({ url: `/${listing.owner}/${listing.slug}` });
         expect(page.statusCode).toBe(200);
         expect(page.body).toContain(
-          `Scanning for secrets and vulnerable dependencies… Since <time datetime="${at}">${at.slice(0, 10)} ${at.slice(11, 16)} UTC</time>.`,
+          `Checking dependencies against known vulnerabilities and malware… Since <time datetime="${at}">${at.slice(0, 10)} ${at.slice(11, 16)} UTC</time>.`,
         );
       }
       // Each stage begins a minute after the one before, so its time is its own.
