@@ -86,18 +86,12 @@ export async function openReusableEntries(
     };
 
     const small = [...bySha].filter(([, entry]) => entry.uncompressedSize <= SAMPLE_MAX_BYTES);
-    const samples = Array.from(
-      new Set(
-        Array.from(
-          { length: Math.min(SAMPLES, small.length) },
-          (_, i) => small[Math.floor((i * small.length) / SAMPLES)]!,
-        ),
-      ),
-    );
+    const count = Math.min(SAMPLES, small.length);
+    const samples = Array.from({ length: count }, (_, i) => small[Math.floor((i * small.length) / count)]!);
     await readBlobs(
       tree.gitDir,
       samples.map(([sha]) => sha),
-      async (i, content) => {
+      (i, content) => {
         const [sha, entry] = samples[i]!;
         const fresh = deflatedEntry(entry.fileName, 0, content);
         const reused = take(sha, entry.fileName, 0);
