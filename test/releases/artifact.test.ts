@@ -1,13 +1,21 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { buildArtifact } from '../../src/releases/cut/artifact.js';
+import { localBlobStore } from '../../src/platform/blobs/local.js';
+import { buildArtifact, type EarlierZip } from '../../src/releases/cut/artifact.js';
+import { DEFLATER_RECORD } from '../../src/releases/cut/deflater.js';
+import { fetchEarlierZip } from '../../src/releases/cut/earlier-zip.js';
+import { STORED, ZipFileWriter } from '../../src/releases/cut/zip-writer.js';
 import { buildRepo, type Tree } from '../fixtures/git-repo.js';
 import { isInside, linksUnder, unzipped } from '../support/zip.js';
 
+const exec = promisify(execFile);
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
@@ -113,6 +121,9 @@ describe('the release zip', () => {
       expect([entry.dosDate, entry.dosTime, entry.extraFields]).toEqual([(1 << 5) | 1, 0, 0]);
       expect(entry.method).toBe(entry.mode === 0o120777 ? 0 : 8);
     }
+    // The archive comment names the deflater, which a later release checks before reusing entries.
+    expect(bytes.subarray(-DEFLATER_RECORD.length).toString()).toBe(DEFLATER_RECORD);
+    await expectSoundToOtherReaders(outFile);
   });
 
   it('gives identical bytes for identical trees, whenever and however they were committed', {
@@ -215,5 +226,224 @@ describe('the release zip', () => {
     await expect(
       buildArtifact({ gitDir: path.join(repo.dir, '.git'), commit: 'f'.repeat(40), prefix: 'x/', outFile }),
     ).rejects.toThrow(/git ls-tree failed/);
+  });
+});
+
+/** Info-ZIP's test of every entry and Python's zipfile read the zip without a complaint; the entries Python counts. */
+async function expectSoundToOtherReaders(file: string): Promise<number> {
+  await exec('unzip', ['-tqq', file]);
+  const python = await exec('python3', [
+    '-c',
+    'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z: print(z.testzip(), len(z.infolist()))',
+    file,
+  ]);
+  expect(python.stdout).toMatch(/^None \d+\n$/);
+  return Number(python.stdout.split(' ')[1]);
+}
+
+describe('a release zip reusing an earlier release’s', () => {
+  const keep = 'export const keep = 1;\n'.repeat(400);
+  const moved = 'export const moved = 2;\n'.repeat(300);
+  const script = '#!/bin/sh\necho run\n'.repeat(50);
+  const binary = Buffer.from(Array.from({ length: 50_000 }, (_, i) => (i * 7919) % 251));
+  const first: Tree = {
+    'README.md': '# Tools 1.0.0\n',
+    'src/keep.ts': keep,
+    'src/old-name.ts': moved,
+    'run.sh': script,
+    'docs/guide.md': 'Guide\n'.repeat(100),
+    'docs/latest': { symlink: 'guide.md' },
+    'assets/data.bin': binary,
+  };
+  const second: Tree = {
+    'README.md': '# Tools 1.1.0, changed\n',
+    'src/keep.ts': keep,
+    'src/new-name.ts': moved,
+    'src/added.ts': 'export const added = 3;\n',
+    'run.sh': script,
+    'docs/guide.md': 'Guide\n'.repeat(100),
+    // (The fixture writes each link anew, so the second tree's links have names of their own.)
+    'docs/current': { symlink: 'guide.md' },
+    'docs/escape': { symlink: '../../etc/passwd' },
+    'assets/data.bin': binary,
+  };
+
+  /** Release 1 and release 2 (a changed, a renamed, an added file, a new link, run.sh made executable). */
+  async function twoReleases() {
+    const repo = await buildRepo([first, second]);
+    cleanups.push(repo.cleanup);
+    // The fixture writes contents; the mode change is a commit of its own on top of the second tree.
+    const git = (...args: string[]) =>
+      exec('git', ['-C', repo.dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
+    await git('update-index', '--chmod=+x', 'run.sh');
+    await git('commit', '-q', '-m', 'run.sh is executable');
+    const secondCommit = (await git('rev-parse', 'HEAD')).stdout.trim();
+    const dir = await tmp();
+    const build = (commit: string, outFile: string, reuse?: EarlierZip) =>
+      buildArtifact({
+        gitDir: path.join(repo.dir, '.git'),
+        commit,
+        prefix: 'tools/',
+        outFile: path.join(dir, outFile),
+        reuse,
+      });
+    const one = await build(repo.shas[0]!, 'one.zip');
+    const fresh = await build(secondCommit, 'two-fresh.zip');
+    return { dir, build, one, fresh, firstCommit: repo.shas[0]!, secondCommit };
+  }
+
+  it('gives the same bytes as a fresh build, copying the shared files (renamed or re-moded too) and deflating the rest', {
+    timeout: 90_000,
+  }, async () => {
+    const { dir, build, fresh, firstCommit, secondCommit } = await twoReleases();
+    const reused = await build(secondCommit, 'two-reused.zip', {
+      commit: firstCommit,
+      zipFile: path.join(dir, 'one.zip'),
+    });
+    expect(reused).toEqual({ ...fresh, reusedEntries: 5 });
+    expect(fresh.reusedEntries).toBe(0);
+    const bytes = await readFile(path.join(dir, 'two-reused.zip'));
+    expect(bytes.equals(await readFile(path.join(dir, 'two-fresh.zip')))).toBe(true);
+
+    const entries = Object.fromEntries(
+      (await readZip(path.join(dir, 'two-reused.zip'))).map((e) => [e.name.slice('tools/'.length), e]),
+    );
+    expect(Object.keys(entries)).toEqual([
+      'README.md',
+      'assets/data.bin',
+      'docs/current',
+      'docs/escape',
+      'docs/guide.md',
+      'run.sh',
+      'src/added.ts',
+      'src/keep.ts',
+      'src/new-name.ts',
+    ]);
+    expect(entries['README.md']!.content.toString()).toBe('# Tools 1.1.0, changed\n');
+    expect(entries['src/new-name.ts']!.content.toString()).toBe(moved);
+    expect(entries['assets/data.bin']!.content.equals(binary)).toBe(true);
+    expect(entries['run.sh']!.mode).toBe(0o100755);
+    expect(entries['src/keep.ts']!.mode).toBe(0o100644);
+    expect([entries['docs/current']!.mode, entries['docs/current']!.method]).toEqual([0o120777, 0]);
+    expect([entries['docs/escape']!.mode, entries['docs/escape']!.content.toString()]).toEqual([
+      0o100644,
+      '../../etc/passwd',
+    ]);
+    await expectSoundToOtherReaders(path.join(dir, 'two-reused.zip'));
+  });
+
+  it('deflates every file, to the same bytes, when the earlier zip is missing, damaged, of another commit or another deflater', {
+    timeout: 120_000,
+  }, async () => {
+    const { dir, build, one, fresh, firstCommit, secondCommit } = await twoReleases();
+    const good = await readFile(path.join(dir, 'one.zip'));
+    const variant = async (name: string, bytes: Buffer) => {
+      await writeFile(path.join(dir, name), bytes);
+      return path.join(dir, name);
+    };
+    const otherDeflater = Buffer.from(good);
+    otherDeflater.write(
+      'zlib 0.0.0'.padEnd(`zlib ${process.versions.zlib}`.length, '-'),
+      good.length - `zlib ${process.versions.zlib}`.length,
+      'latin1',
+    );
+    // A local header's signature overwritten: the central directory still reads, the entry does not.
+    const brokenEntry = Buffer.from(good);
+    const at = brokenEntry.indexOf(Buffer.from('tools/src/keep.ts'));
+    brokenEntry.writeUInt32LE(0, at - 30);
+    const cases: Array<[string, EarlierZip, RegExp]> = [
+      ['missing', { commit: firstCommit, zipFile: path.join(dir, 'none.zip') }, /ENOENT/],
+      [
+        'garbage',
+        { commit: firstCommit, zipFile: await variant('garbage.zip', Buffer.alloc(4096, 7)) },
+        /not a zip file/,
+      ],
+      [
+        'truncated',
+        { commit: firstCommit, zipFile: await variant('cut.zip', good.subarray(0, good.length >> 1)) },
+        /file is truncated/,
+      ],
+      [
+        'another deflater',
+        { commit: firstCommit, zipFile: await variant('other.zip', otherDeflater) },
+        /another deflater/,
+      ],
+      [
+        'another commit',
+        { commit: secondCommit, zipFile: path.join(dir, 'one.zip') },
+        /not the earlier commit/,
+      ],
+      [
+        'a broken entry',
+        { commit: firstCommit, zipFile: await variant('broken.zip', brokenEntry) },
+        /no local header/,
+      ],
+    ];
+    for (const [label, reuse, reason] of cases) {
+      const built = await build(secondCommit, `two-${label.replaceAll(' ', '-')}.zip`, reuse);
+      expect({ label, sha256: built.sha256, reused: built.reusedEntries }).toEqual({
+        label,
+        sha256: fresh.sha256,
+        reused: 0,
+      });
+      expect(built.reuseSkipped).toMatch(reason);
+    }
+    // The same tree again: every file is reused and the bytes are the earlier zip's.
+    const again = await build(firstCommit, 'one-again.zip', {
+      commit: firstCommit,
+      zipFile: path.join(dir, 'one.zip'),
+    });
+    expect([again.sha256, again.reusedEntries]).toEqual([one.sha256, 6]);
+  });
+
+  it('fetches the earlier zip from the blob store only when its bytes are the release’s', {
+    timeout: 60_000,
+  }, async () => {
+    const { dir, one, firstCommit } = await twoReleases();
+    const blobs = localBlobStore(path.join(dir, 'blobs'));
+    const key = `artifacts/sha256/${one.sha256}.zip`;
+    await blobs.putFile(key, path.join(dir, 'one.zip'), 'application/zip');
+    const into = await tmp();
+    const release = { commitSha: firstCommit, artifactKey: key, artifactSha256: one.sha256 };
+    const fetched = await fetchEarlierZip(blobs, release, into);
+    expect(fetched.commit).toBe(firstCommit);
+    expect((await readFile(fetched.zipFile)).equals(await readFile(path.join(dir, 'one.zip')))).toBe(true);
+    await expect(
+      fetchEarlierZip(blobs, { ...release, artifactSha256: 'f'.repeat(64) }, into),
+    ).rejects.toThrow(/not the bytes its release recorded/);
+    await expect(
+      fetchEarlierZip(blobs, { ...release, artifactKey: 'artifacts/sha256/none.zip' }, into),
+    ).rejects.toThrow(/No blob/);
+    await expect(fetchEarlierZip(blobs, { ...release, artifactKey: null }, into)).rejects.toThrow(/no zip/);
+  });
+});
+
+describe('the zip writer', () => {
+  it('adds zip64 records past 65,535 entries, and every reader still opens the zip', {
+    timeout: 120_000,
+  }, async () => {
+    const file = path.join(await tmp(), 'many.zip');
+    const writer = new ZipFileWriter(file);
+    const count = 70_000;
+    for (let i = 0; i < count; i++) {
+      const data = Buffer.from(`${i}\n`);
+      writer.add({
+        name: `many/${i}.txt`,
+        mode: 0o100644,
+        method: STORED,
+        crc32: crc32(data),
+        size: data.length,
+        data,
+      });
+    }
+    const { sha256, sizeBytes } = writer.finish('comment');
+    const bytes = await readFile(file);
+    expect([sha256, sizeBytes]).toEqual([createHash('sha256').update(bytes).digest('hex'), bytes.length]);
+    // The zip64 end of central directory record and its locator sit before the classic record.
+    expect(bytes.readUInt32LE(bytes.length - 22 - 7 - 20)).toBe(0x07064b50);
+    const zip = await yauzl.openPromise(file);
+    expect(zip.entryCount).toBe(count);
+    zip.close();
+    expect(await expectSoundToOtherReaders(file)).toBe(count);
   });
 });
