@@ -29,6 +29,7 @@ import { recordReleaseTree } from '../tree-store.js';
 import { enqueueVerdictEvents } from '../webhook-events.js';
 import { buildArtifact } from './artifact.js';
 import { recordAttested, type VerdictRecord } from './attest.js';
+import { fetchEarlierZip } from './earlier-zip.js';
 import { assertArtifactFits, assertWithinLimits, isRefusal, treeLimits } from './limits.js';
 import { refusalReport } from './refusal.js';
 import { fetchCutCommit, isSourceRefusal } from './sources.js';
@@ -160,7 +161,16 @@ async function snapshot(
     await assertWithinLimits(ctx.config, gitDir, cut.commitSha);
     withinLimits();
     const zip = path.join(tmp, 'artifact.zip');
-    // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder.
+    // The release below this one lends its deflated entries for the files both hold (D-185).
+    const earlier = (await releasesBelow(db, listing.id, parseVersion(cut.version)!)).at(-1);
+    const reuse = earlier
+      ? await fetchEarlierZip(ctx.blobs, earlier, tmp).catch((error: unknown) => {
+          ctx.log.warn({ err: error, cutId: cut.id }, 'earlier zip not fetched; deflating every file');
+          return undefined;
+        })
+      : undefined;
+    // Built off the event loop; identical trees give identical bytes under the `<slug>/` folder,
+    // whatever was reused.
     const artifact = await buildArtifact(
       {
         gitDir,
@@ -168,9 +178,12 @@ async function snapshot(
         prefix: `${listing.slug}/`,
         outFile: zip,
         treeLimits: treeLimits(ctx.config),
+        reuse,
       },
       { timeoutMs: ctx.config.cutWorkerTimeoutMs },
     );
+    if (artifact.reuseSkipped)
+      ctx.log.info({ cutId: cut.id, reason: artifact.reuseSkipped }, 'earlier zip not reused');
     const changelog = await changelogFor(gitDir, cut, previous);
     const stored = await storedArtifact(db, artifact.sha256);
     if (!stored) {
