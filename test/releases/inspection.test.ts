@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Computed } from '../../src/analysis/types.js';
 import type { AppContext } from '../../src/context.js';
@@ -387,6 +388,13 @@ describe.each(BACKENDS)('inspectRelease on %s', (backend) => {
     );
     expect(next.computed.originality.derivative_of).toBeNull();
     expect(next.computed.originality.blobs_seen_elsewhere).toBe(0);
+    expect(next.computed.originality.blobs_total).toBe(12);
+    // Its blobs were recorded with 1.0.0: the next release writes no row again.
+    const rowsOfA = await database.db
+      .select()
+      .from(releaseBlobs)
+      .where(eq(releaseBlobs.listingId, 'listing-a'));
+    expect(rowsOfA).toHaveLength(12);
 
     // Half the files copied: reported as nearest, not derivative.
     const half = Object.fromEntries(
