@@ -264,7 +264,10 @@ export function componentsTouched(components: Component[], changed: string[]): s
   const generic: Partial<Record<ComponentKind, string>> = { test: 'tests', doc: 'docs', script: 'scripts' };
   const label = (c: Component) => generic[c.kind] ?? `${c.kind}:${c.name}`;
   const rootPackages = components.filter(isRootPackage);
+  const every = new Set(components.map(label)).size;
   for (const file of changed) {
+    // A first release changes every file: once every component is named, the rest adds nothing.
+    if (labels.size === every) break;
     let claimed = false;
     for (const c of components) {
       if (isRootPackage(c)) continue;
