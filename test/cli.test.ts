@@ -7,6 +7,7 @@ import { connectDatabase, type Database } from '../src/db/connect.js';
 import { invites } from '../src/db/schema/index.js';
 import { sha256Hex } from '../src/platform/tokens.js';
 import { adminQuery, BACKENDS } from './support/db.js';
+import { seedEmbeddedDatabase } from './support/embedded-database.js';
 import { PACKAGE_VERSION, runCli, type ServerProcess, startServerProcess } from './support/process.js';
 
 const INVITE = /^r402inv_[A-Za-z0-9_-]{22}$/;
@@ -24,6 +25,10 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
   });
 
   it('invites create prints only the codes, one per line, and stores only their hashes', async () => {
+    // Its subject is the output, not a new database: an initialised one is copied in instead of
+    // running PGlite's initdb (about 7 s of CPU). The command still migrates it, as `--init` does.
+    // `--init` on a new DATA_DIR stays tested below ('create it with --init', `migrate`).
+    await seedEmbeddedDatabase(path.join(dataDir, 'db'));
     const result = await runCli(['invites', 'create', '--count', '3', '--init'], { DATA_DIR: dataDir });
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
@@ -121,6 +126,8 @@ describe('repo402 CLI', { timeout: 120_000 }, () => {
     expect(badListing.code).toBe(1);
     expect(badListing.stderr).toContain('expected owner/slug');
 
+    // An initialised data directory copied in, as above: these commands' subject is not initdb.
+    await seedEmbeddedDatabase(path.join(dataDir, 'db'));
     const payouts = await runCli(['payouts', 'unresolved', '--init'], { DATA_DIR: dataDir });
     expect(payouts.code, payouts.stderr).toBe(0);
     expect(payouts.stdout).toBe('');
