@@ -93,6 +93,7 @@ export function spawnGit(
     env: gitEnv({ ...ceiling, ...options.env }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  assertStarted(child, args);
   let stderr = '';
   let failure: string | undefined;
   let stopped = false;
@@ -145,9 +146,23 @@ export function spawnGitService(
   gitDir: string,
   options: { hooksDir: string; env: Record<string, string> },
 ): ChildProcessWithoutNullStreams {
-  return spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, service, gitDir], {
+  const child = spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, service, gitDir], {
     env: gitEnv(options.env),
   });
+  assertStarted(child, [service]);
+  return child;
+}
+
+/**
+ * A git the system would not start for want of file descriptors (EMFILE) has no pipes at all
+ * (`stdin` and the rest are undefined) and reports its error on the next tick, where an error
+ * nobody listens to ends the process. So the error is listened to at once, and the caller gets a
+ * thrown `GitError` instead of a child to read from.
+ */
+function assertStarted(child: ChildProcessWithoutNullStreams, args: string[]): void {
+  child.once('error', () => {});
+  if (!child.stdin || !child.stdout || !child.stderr)
+    throw new GitError(args, null, 'git could not start: the process has no file descriptors left');
 }
 
 /** Runs `git <args>` and resolves with its stdout; rejects with `GitError` on a non-zero exit. */
