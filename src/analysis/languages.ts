@@ -1,7 +1,7 @@
 import path from 'node:path';
-import * as linguist from 'linguist-languages';
+import { LINGUIST, type LinguistEntry } from './linguist-table.js';
 
-export type LanguageType = 'programming' | 'markup' | 'prose' | 'data';
+export type LanguageType = LinguistEntry['type'];
 export interface Language {
   name: string;
   type: LanguageType;
@@ -53,12 +53,7 @@ function build(): Tables {
   const candidates = new Map<string, Array<{ lang: Language; primary: boolean }>>();
   const byFilename = new Map<string, Language>();
   const byInterpreter = new Map<string, Language>();
-  for (const [name, entry] of Object.entries(
-    linguist as unknown as Record<
-      string,
-      { type: LanguageType; extensions?: string[]; filenames?: string[]; interpreters?: string[] }
-    >,
-  )) {
+  for (const [name, entry] of Object.entries(LINGUIST)) {
     const lang = { name, type: entry.type };
     (entry.extensions ?? []).forEach((ext, i) => {
       const key = ext.toLowerCase();
